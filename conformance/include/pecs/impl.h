@@ -1,0 +1,110 @@
+/* The seam between the suite and an implementation of perf_event_open(2).
+ *
+ * An implementation fills a struct pecs_impl. Every entry returns a value or a negative
+ * errno, as the kernel's own syscall layer does: the syscall adapter is the only place
+ * where -1/errno becomes -errno. The struct is extended by appending: `size` says how much
+ * of it the implementation knows, and bytes past what the suite knows must be zero (the
+ * perf_event_attr and libbpf opts rule), so old plugins keep working and new ones are
+ * refused rather than misread.
+ */
+#ifndef PECS_IMPL_H
+#define PECS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pecs/abi.h"
+
+/* Facts that differ by host; a case reads them instead of hard-coding values. */
+struct pecs_host_facts {
+	size_t size;
+	int ncpus;
+	long page_size;
+	int max_stack;           /* kernel.perf_event_max_stack */
+	int max_sample_rate;     /* kernel.perf_event_max_sample_rate */
+	int mlock_kb;            /* kernel.perf_event_mlock_kb */
+	int paranoid;            /* kernel.perf_event_paranoid */
+	int privileged;          /* CAP_PERFMON or CAP_SYS_ADMIN in effect */
+	uint32_t attr_size;      /* the largest attr the implementation knows (VER8: 136) */
+	char kernel_release[64]; /* uname -r, or the implementation's own version */
+};
+
+/* One decoded sample, as the profiler pipeline hands it to the record encoder. */
+struct pecs_sample {
+	size_t size;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint16_t misc;         /* cpumode; 0 means PECS_MISC_USER */
+	uint64_t period;       /* 0: the event's current period */
+	uint64_t addr;
+	uint32_t nr_ips;       /* ips[0] is the sampled IP, the rest return addresses */
+	const uint64_t *ips;
+};
+
+/* A Fuchsia kernel object id and the Linux pid or tid it stands for. */
+struct pecs_koid_map_entry {
+	uint64_t koid;
+	uint32_t linux_id;
+};
+
+enum pecs_stream_format {
+	PECS_STREAM_DETECT = 0, /* let the implementation peek, as Starnix does */
+	PECS_STREAM_FXT = 1,
+	PECS_STREAM_MARKUP = 2,
+};
+
+/* A scripted profiler: the bytes a real profiler session would have written. */
+struct pecs_profiler_stream {
+	size_t size;
+	enum pecs_stream_format format;
+	const uint8_t *data;
+	size_t len;
+	size_t chunk;          /* serve at most this many bytes per read; 0 = all at once */
+	const struct pecs_koid_map_entry *koids;
+	size_t nr_koids;
+};
+
+struct pecs_impl {
+	size_t size;                 /* sizeof(struct pecs_impl) as the implementation built it */
+	const char *name;
+	const char *const *features; /* NULL-terminated names from docs/features.txt */
+
+	int (*setup)(void **ctx);    /* fresh state for one case */
+	void (*teardown)(void *ctx);
+
+	int (*open)(void *ctx, struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
+		    unsigned long flags);
+	int (*close)(void *ctx, int fd);
+	ssize_t (*read)(void *ctx, int fd, void *buf, size_t count);
+	int (*ioctl)(void *ctx, int fd, unsigned long request, unsigned long arg);
+	int (*mmap)(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
+		    void **addr);
+	int (*munmap)(void *ctx, void *addr, size_t length);
+	/* Returns the revents bits (>= 0) or -errno. */
+	int (*poll)(void *ctx, int fd, short events, int timeout_ms);
+
+	/* Optional entries: NULL when absent. */
+	int (*host_facts)(void *ctx, struct pecs_host_facts *facts);
+	ssize_t (*write)(void *ctx, int fd, const void *buf, size_t count);
+	/* feature engine.inject: hand one decoded sample to event fd's encoder */
+	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
+	/* feature profiler.replay: the stream fd's profiler session will serve */
+	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
+};
+
+#define PECS_IMPL_SIZE_V1 (offsetof(struct pecs_impl, set_profiler) + sizeof(void *))
+
+/* True when impl's size covers `field` and the entry is set. */
+#define PECS_IMPL_HAS(impl, field)                                                  \
+	((impl)->size >= offsetof(struct pecs_impl, field) + sizeof((impl)->field) && \
+	 (impl)->field != NULL)
+
+/* Checks size and trailing bytes; 0 or -EINVAL with a reason in msg. */
+int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen);
+
+/* Each adapter library defines this; the runners link exactly one adapter. */
+const struct pecs_impl *pecs_adapter(void);
+
+#endif /* PECS_IMPL_H */
