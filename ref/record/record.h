@@ -1,0 +1,79 @@
+/* The reference engine's record encoder: the bytes a Linux 6.12 kernel writes for
+ * PERF_RECORD_SAMPLE, PERF_RECORD_LOST and read(2), built from a decoded sample.
+ *
+ * Every function returns a byte count or a negative errno and never writes past `cap`.
+ * Sizes are always multiples of 8, as the kernel's are, so a record never leaves the ring
+ * misaligned.
+ *
+ * Changes against the brief's interface (additions only, every original name kept):
+ *  - ref_record_id_trailer_size()/ref_record_encode_id_trailer(): the sample_id_all
+ *    trailer on its own, for any non-sample record the engine emits.
+ *  - ref_record_callchain_room(): how many ips the encoder will keep, so callers can
+ *    learn about trimming without encoding.
+ */
+#ifndef REF_RECORD_H
+#define REF_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pecs/impl.h"
+
+/* One counter of a read(2) result: the leader first, then siblings in creation order. */
+struct ref_read_member {
+	uint64_t value, id, lost;
+};
+
+struct ref_read_values {
+	uint64_t time_enabled, time_running;
+	uint32_t nr; /* members; only 1 is used without PECS_FORMAT_GROUP */
+	const struct ref_read_member *members;
+};
+
+/* What an event contributes to each of its records. `size` is sizeof(struct
+ * ref_record_desc) as the caller built it, so the struct can grow by appending. */
+struct ref_record_desc {
+	size_t size;
+	uint64_t sample_type, read_format;
+	int sample_id_all;
+	uint64_t id;        /* the event's own id: ID, IDENTIFIER and LOST's id */
+	uint64_t stream_id; /* STREAM_ID: differs from id only for inherited events */
+	uint32_t max_stack; /* attr.sample_max_stack, or the sysctl when that is 0 */
+};
+
+/* Bytes read(2) returns for this read_format with nr counters (nr=1 without GROUP). */
+size_t ref_read_size(uint64_t read_format, uint32_t nr);
+
+/* Writes the read(2) layout; -ENOSPC when cap is short, -EINVAL for nr 0 or a
+ * non-GROUP layout asked for more than one counter. */
+ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
+			size_t cap);
+
+/* Total bytes of the PERF_RECORD_SAMPLE for this sample, after callchain trimming.
+ * rv may be NULL unless sample_type has PECS_SAMPLE_READ. */
+ssize_t ref_record_sample_size(const struct ref_record_desc *d, const struct pecs_sample *s,
+			       const struct ref_read_values *rv);
+
+/* Encodes PERF_RECORD_SAMPLE: header, then fields in perf_output_sample order.
+ * -ENOSPC when cap is short; -E2BIG when even a record without callchain entries
+ * would not fit the u16 size; -EINVAL for a bad desc or sample. */
+ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
+				 const struct ref_read_values *rv, void *out, size_t cap);
+
+/* Encodes PERF_RECORD_LOST {id, lost} plus the sample_id_all trailer, whose pid, tid,
+ * time and cpu come from trailer_src (the record that found space, as in the kernel);
+ * trailer_src may be NULL, which writes zeros there. */
+ssize_t ref_record_encode_lost(const struct ref_record_desc *d, uint64_t lost,
+			       const struct pecs_sample *trailer_src, void *out, size_t cap);
+
+/* The sample_id_all trailer: 0 bytes when sample_id_all is off. */
+size_t ref_record_id_trailer_size(const struct ref_record_desc *d);
+ssize_t ref_record_encode_id_trailer(const struct ref_record_desc *d,
+				     const struct pecs_sample *src, void *out, size_t cap);
+
+/* How many of nr_ips the encoder keeps (the marker is extra). */
+uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct pecs_sample *s,
+				   const struct ref_read_values *rv);
+
+#endif /* REF_RECORD_H */

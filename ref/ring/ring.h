@@ -1,0 +1,89 @@
+/* The reference engine's perf ring buffer: a metadata page (struct pecs_mmap_page at the
+ * kernel's offsets) followed by 2^n data pages, kept in a memfd so that every mmap(2) the
+ * engine hands out shares the same bytes, as mappings of one perf fd do on Linux.
+ *
+ * The writer follows kernel/events/ring_buffer.c: load data_tail (acquire), copy the
+ * record (split at the end of the data area, no padding), then store data_head (release).
+ * data_head is a free-running 64-bit byte count, never masked in the page.
+ *
+ * Functions return 0 or a negative errno unless said otherwise.
+ *
+ * Additions to the brief's interface (every original name keeps its meaning):
+ *  - ref_ring_create_opts(): size-versioned options (write_backward, wakeup accounting).
+ *  - ref_ring_set_lost_fn()/ref_ring_write_with(): the engine encodes the LOST record
+ *    (it knows the id and the sample_id_all trailer); the ring decides when it goes out.
+ *  - ref_ring_write() returns -ENODATA when the ring has no data pages (1-page mapping):
+ *    the record is dropped and NOT counted as lost, as on Linux.
+ *  - ref_ring_poll()/ref_ring_readable(): EPOLLIN once per wakeup, kernel rules.
+ *  - ref_ring_update_userpage(): also sets `offset` (the count), as the kernel does.
+ *  - ref_ring_head()/ref_ring_tail()/ref_ring_data_size()/ref_ring_pending_lost().
+ */
+#ifndef REF_RING_H
+#define REF_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ref_ring;
+
+struct ref_ring_opts {
+	size_t size;             /* sizeof(struct ref_ring_opts) as the caller built it */
+	size_t nr_pages;         /* 1 + 2^n, the mapping length in pages */
+	long page_size;          /* 0: sysconf(_SC_PAGESIZE) */
+	int overwrite;           /* read-only mapping: data_tail is ignored */
+	int backward;            /* attr.write_backward: head counts down from 0 */
+	uint32_t wakeup_events;  /* attr.wakeup_events when !watermark (0 means 1) */
+	int watermark;           /* attr.watermark */
+	uint32_t wakeup_watermark; /* attr.wakeup_watermark in bytes; 0: half the data area */
+};
+
+int ref_ring_create(struct ref_ring **out, size_t nr_pages /* 1+2^n */, long page_size,
+		    int overwrite);
+int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts);
+void ref_ring_destroy(struct ref_ring *r);
+
+/* A new MAP_SHARED mapping of the whole ring (metadata page and data), prot as given. */
+int ref_ring_map(struct ref_ring *r, int prot, void **addr);
+int ref_ring_unmap(struct ref_ring *r, void *addr);
+/* Bytes of a full mapping: nr_pages * page_size. */
+size_t ref_ring_len(const struct ref_ring *r);
+uint64_t ref_ring_data_size(const struct ref_ring *r);
+
+/* Appends one record (len a multiple of 8, the header's size field equal to len).
+ * 0 written; -ENOSPC did not fit or output is paused: counted as lost; -ENODATA no data
+ * pages: dropped, not counted; -EINVAL bad length. */
+int ref_ring_write(struct ref_ring *r, const void *rec, size_t len);
+
+/* Encodes the PERF_RECORD_LOST that goes out before the next record once records have
+ * been lost. cookie is what the writer passed to ref_ring_write_with() (NULL from
+ * ref_ring_write()), so the record can carry the writing event's id and trailer.
+ * Returns the record's length or a negative errno. Without a callback the ring writes
+ * a bare 24-byte record with id 0. */
+typedef ssize_t (*ref_ring_lost_fn)(void *arg, const void *cookie, uint64_t lost, void *out,
+				    size_t cap);
+void ref_ring_set_lost_fn(struct ref_ring *r, ref_ring_lost_fn fn, void *arg);
+int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const void *cookie);
+
+/* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports. */
+uint64_t ref_ring_lost(const struct ref_ring *r);
+/* Lost records not yet reported by a LOST record in the ring. */
+uint64_t ref_ring_pending_lost(const struct ref_ring *r);
+
+/* PERF_EVENT_IOC_PAUSE_OUTPUT: while paused every record is counted lost. */
+void ref_ring_set_paused(struct ref_ring *r, int paused);
+
+/* poll(2): ref_ring_poll() returns EPOLLIN once per wakeup (and clears it), 0 otherwise;
+ * ref_ring_readable() tells whether a wakeup is pending without clearing it. */
+int ref_ring_poll(struct ref_ring *r);
+int ref_ring_readable(const struct ref_ring *r);
+
+/* Seqlock updates of the metadata page: lock is odd while they run, +2 each. */
+void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t running);
+void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enabled,
+			      uint64_t running);
+
+uint64_t ref_ring_head(const struct ref_ring *r);
+uint64_t ref_ring_tail(const struct ref_ring *r);
+
+#endif /* REF_RING_H */
