@@ -10,6 +10,10 @@
  *    trailer on its own, for any non-sample record the engine emits.
  *  - ref_record_callchain_room(): how many ips the encoder will keep, so callers can
  *    learn about trimming without encoding.
+ *  - struct ref_record_desc grew period, code_page_size and cgroup (appended).
+ *
+ * A sample's IP is ips[0] (0 when nr_ips is 0); its callchain is the context marker for
+ * its cpumode followed by ips[], as perf_callchain() builds it for a user sample.
  */
 #ifndef REF_RECORD_H
 #define REF_RECORD_H
@@ -37,10 +41,17 @@ struct ref_record_desc {
 	size_t size;
 	uint64_t sample_type, read_format;
 	int sample_id_all;
-	uint64_t id;        /* the event's own id: ID, IDENTIFIER and LOST's id */
+	uint64_t id;        /* primary id (the parent's when inherited): ID, IDENTIFIER, LOST */
 	uint64_t stream_id; /* STREAM_ID: differs from id only for inherited events */
-	uint32_t max_stack; /* attr.sample_max_stack, or the sysctl when that is 0 */
+	uint32_t max_stack; /* attr.sample_max_stack as open resolved it; 0: no limit but u16 */
+	/* Appended fields: read as 0 when `size` does not cover them. */
+	uint64_t period;         /* PERIOD when the sample's own period is 0 */
+	uint64_t code_page_size; /* CODE_PAGE_SIZE; 0 = unknown, as the kernel says for ip 0 */
+	uint64_t cgroup;         /* CGROUP id; 0 = none */
 };
+
+/* `size` must cover at least the fields up to max_stack. */
+#define REF_RECORD_DESC_SIZE_V1 (offsetof(struct ref_record_desc, max_stack) + sizeof(uint32_t))
 
 /* Bytes read(2) returns for this read_format with nr counters (nr=1 without GROUP). */
 size_t ref_read_size(uint64_t read_format, uint32_t nr);
