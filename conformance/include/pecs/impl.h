@@ -27,7 +27,7 @@ struct pecs_host_facts {
 	int paranoid;            /* kernel.perf_event_paranoid */
 	int privileged;          /* CAP_PERFMON or CAP_SYS_ADMIN in effect */
 	uint32_t attr_size;      /* the largest attr the implementation knows (VER8: 136) */
-	char kernel_release[64]; /* uname -r, or the implementation's own version */
+	char kernel_release[65]; /* uname -r, or the implementation's own version */
 };
 
 /* One decoded sample, as the profiler pipeline hands it to the record encoder. */

@@ -1,0 +1,263 @@
+/* The calls a case makes: verdicts, the implementation's entries with resource tracking,
+ * and small helpers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "case_context.h"
+#include "runner.h"
+
+void pecs_verdict(struct pecs_t *t, enum pecs_status status, const char *file, int line,
+		  const char *fmt, ...)
+{
+	if (t->status != PECS_PASS)
+		return; /* the first verdict explains the case; later ones are consequences */
+	t->status = status;
+	const char *base = strrchr(file, '/');
+	int n = snprintf(t->message, sizeof(t->message), "%s:%d: ", base ? base + 1 : file, line);
+	if (n < 0 || (size_t)n >= sizeof(t->message))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->message + n, sizeof(t->message) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+int pecs_failed(const struct pecs_t *t)
+{
+	return t->status != PECS_PASS;
+}
+
+const struct pecs_impl *pecs_impl_of(struct pecs_t *t)
+{
+	return t->impl;
+}
+
+const struct pecs_host_facts *pecs_host(struct pecs_t *t)
+{
+	return t->facts;
+}
+
+int pecs_claims(struct pecs_t *t, const char *feature)
+{
+	const char *const *f = t->impl->features;
+	for (; f && *f; f++)
+		if (strcmp(*f, feature) == 0)
+			return 1;
+	return 0;
+}
+
+static void track_fd(struct pecs_t *t, int fd)
+{
+	if (t->nfds < PECS_MAX_TRACKED_FDS)
+		t->fds[t->nfds++] = fd;
+}
+
+static void untrack_fd(struct pecs_t *t, int fd)
+{
+	for (size_t i = t->nfds; i-- > 0;) {
+		if (t->fds[i] == fd) {
+			t->fds[i] = t->fds[--t->nfds];
+			return;
+		}
+	}
+}
+
+int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
+	      unsigned long flags)
+{
+	int fd = t->impl->open(t->ctx, attr, pid, cpu, group_fd, flags);
+	if (fd >= 0)
+		track_fd(t, fd);
+	return fd;
+}
+
+int pecs_close(struct pecs_t *t, int fd)
+{
+	int r = t->impl->close(t->ctx, fd);
+	if (r == 0)
+		untrack_fd(t, fd);
+	return r;
+}
+
+ssize_t pecs_read(struct pecs_t *t, int fd, void *buf, size_t count)
+{
+	return t->impl->read(t->ctx, fd, buf, count);
+}
+
+ssize_t pecs_write(struct pecs_t *t, int fd, const void *buf, size_t count)
+{
+	if (!PECS_IMPL_HAS(t->impl, write))
+		return -ENOSYS;
+	return t->impl->write(t->ctx, fd, buf, count);
+}
+
+int pecs_ioctl(struct pecs_t *t, int fd, unsigned long request, unsigned long arg)
+{
+	return t->impl->ioctl(t->ctx, fd, request, arg);
+}
+
+int pecs_mmap(struct pecs_t *t, int fd, size_t length, int prot, int flags, off_t offset,
+	      void **addr)
+{
+	int r = t->impl->mmap(t->ctx, fd, length, prot, flags, offset, addr);
+	if (r == 0 && t->nmaps < PECS_MAX_TRACKED_MAPS) {
+		t->maps[t->nmaps].addr = *addr;
+		t->maps[t->nmaps].len = length;
+		t->nmaps++;
+	}
+	return r;
+}
+
+int pecs_munmap(struct pecs_t *t, void *addr, size_t length)
+{
+	int r = t->impl->munmap(t->ctx, addr, length);
+	if (r == 0) {
+		for (size_t i = 0; i < t->nmaps; i++) {
+			if (t->maps[i].addr == addr) {
+				t->maps[i] = t->maps[--t->nmaps];
+				break;
+			}
+		}
+	}
+	return r;
+}
+
+int pecs_poll(struct pecs_t *t, int fd, short events, int timeout_ms)
+{
+	return t->impl->poll(t->ctx, fd, events, timeout_ms);
+}
+
+int pecs_inject_sample(struct pecs_t *t, int fd, const struct pecs_sample *sample)
+{
+	if (!PECS_IMPL_HAS(t->impl, inject_sample))
+		return -ENOSYS;
+	return t->impl->inject_sample(t->ctx, fd, sample);
+}
+
+int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_stream *stream)
+{
+	if (!PECS_IMPL_HAS(t->impl, set_profiler))
+		return -ENOSYS;
+	return t->impl->set_profiler(t->ctx, fd, stream);
+}
+
+void pecs_case_release(struct pecs_t *t)
+{
+	/* Unmap before closing: an fd's buffer outlives close() while mapped. */
+	while (t->nmaps > 0) {
+		t->nmaps--;
+		t->impl->munmap(t->ctx, t->maps[t->nmaps].addr, t->maps[t->nmaps].len);
+	}
+	/* Members before leaders, so no close sees a group it does not expect. */
+	while (t->nfds > 0)
+		t->impl->close(t->ctx, t->fds[--t->nfds]);
+}
+
+void pecs_attr_counting(struct pecs_t *t, struct pecs_attr *attr, uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PECS_TYPE_SOFTWARE;
+	attr->size = t->facts->attr_size ? t->facts->attr_size : PECS_ATTR_SIZE_LATEST;
+	if (attr->size > sizeof(*attr))
+		attr->size = sizeof(*attr);
+	attr->config = config;
+	/* User-only keeps the event openable at perf_event_paranoid=2 without privilege. */
+	attr->flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+}
+
+void pecs_attr_sampling(struct pecs_t *t, struct pecs_attr *attr, uint64_t config,
+			uint64_t period_ns, uint64_t sample_type)
+{
+	pecs_attr_counting(t, attr, config);
+	attr->sample_period = period_ns;
+	attr->sample_type = sample_type;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void pecs_burn_cpu(uint64_t ns)
+{
+	uint64_t end = thread_cpu_ns() + ns;
+	volatile uint64_t sink = 0;
+	while (thread_cpu_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i;
+	(void)sink;
+}
+
+pid_t pecs_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+#define ERRNAME(e) \
+	case e:    \
+		return #e
+const char *pecs_errname(int err)
+{
+	switch (err) {
+		ERRNAME(EPERM); ERRNAME(ENOENT); ERRNAME(ESRCH); ERRNAME(EINTR); ERRNAME(EIO);
+		ERRNAME(ENXIO); ERRNAME(E2BIG); ERRNAME(EBADF); ERRNAME(EAGAIN); ERRNAME(ENOMEM);
+		ERRNAME(EACCES); ERRNAME(EFAULT); ERRNAME(EBUSY); ERRNAME(EEXIST); ERRNAME(ENODEV);
+		ERRNAME(EINVAL); ERRNAME(EMFILE); ERRNAME(ENOTTY); ERRNAME(ENOSPC); ERRNAME(ESPIPE);
+		ERRNAME(ERANGE); ERRNAME(ENOSYS); ERRNAME(EOVERFLOW); ERRNAME(EOPNOTSUPP);
+		ERRNAME(ETIMEDOUT);
+	}
+	static __thread char buf[4][16];
+	static __thread unsigned slot;
+	char *b = buf[slot++ % 4];
+	snprintf(b, sizeof(buf[0]), "errno %d", err);
+	return b;
+}
+#undef ERRNAME
+
+const char *pecs_retname(long long ret)
+{
+	static __thread char buf[4][32];
+	static __thread unsigned slot;
+	char *b = buf[slot++ % 4];
+	if (ret < 0 && ret > -4096)
+		snprintf(b, sizeof(buf[0]), "-%s", pecs_errname((int)-ret));
+	else
+		snprintf(b, sizeof(buf[0]), "%lld", ret);
+	return b;
+}
+
+long pecs_memdiff(const void *a, const void *b, size_t len)
+{
+	const unsigned char *x = a, *y = b;
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (long)i;
+	return -1;
+}
+
+const char *pecs_hexdiff(const void *a, const void *b, size_t len, long off)
+{
+	static __thread char buf[2][160];
+	static __thread unsigned slot;
+	char *out = buf[slot++ % 2];
+	const unsigned char *x = a, *y = b;
+	size_t start = off > 8 ? (size_t)off - 8 : 0, end = (size_t)off + 8;
+	if (end > len)
+		end = len;
+	int n = snprintf(out, sizeof(buf[0]), "got");
+	for (size_t i = start; i < end && n < 70; i++)
+		n += snprintf(out + n, sizeof(buf[0]) - (size_t)n, " %02x", x[i]);
+	n += snprintf(out + n, sizeof(buf[0]) - (size_t)n, " / want");
+	for (size_t i = start; i < end && n < 150; i++)
+		n += snprintf(out + n, sizeof(buf[0]) - (size_t)n, " %02x", y[i]);
+	return out;
+}

@@ -1,0 +1,30 @@
+/* The running case's state behind the opaque struct pecs_t. Private to the framework. */
+#ifndef PECS_CASE_CONTEXT_H
+#define PECS_CASE_CONTEXT_H
+
+#include "pecs/case.h"
+
+/* Enough for the group-size case, which opens members until the kernel refuses. */
+#define PECS_MAX_TRACKED_FDS 4096
+#define PECS_MAX_TRACKED_MAPS 64
+
+struct pecs_t {
+	const struct pecs_impl *impl;
+	void *ctx;
+	const struct pecs_host_facts *facts;
+	const struct pecs_case *c;
+	enum pecs_status status;
+	char message[1024];
+	int fds[PECS_MAX_TRACKED_FDS];
+	size_t nfds;
+	struct {
+		void *addr;
+		size_t len;
+	} maps[PECS_MAX_TRACKED_MAPS];
+	size_t nmaps;
+};
+
+/* Closes every fd and mapping the case left behind. */
+void pecs_case_release(struct pecs_t *t);
+
+#endif /* PECS_CASE_CONTEXT_H */

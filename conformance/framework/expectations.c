@@ -1,0 +1,222 @@
+/* Expectations files: the cases an implementation is known to fail, one id or glob a line.
+ *
+ *   Required.Read.Group.*            # FORMAT_GROUP not implemented (bug 123)
+ *   Required.Open.Pid.Other [unprivileged]   # EACCES without CAP_PERFMON
+ *
+ * Conditions, in brackets after the pattern and separated by commas: privileged,
+ * unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N. A line whose conditions do
+ * not hold is inactive on this host but must still name existing cases.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int kernel_cmp(const char *release, const char *want)
+{
+	int a1 = 0, a2 = 0, b1 = 0, b2 = 0;
+	sscanf(release, "%d.%d", &a1, &a2);
+	sscanf(want, "%d.%d", &b1, &b2);
+	if (a1 != b1)
+		return a1 < b1 ? -1 : 1;
+	return a2 < b2 ? -1 : a2 > b2;
+}
+
+/* 1 if cond holds, 0 if not, -1 if it is not a known condition. */
+static int eval_condition(const char *cond, const struct pecs_host_facts *f)
+{
+	if (strcmp(cond, "privileged") == 0)
+		return f->privileged != 0;
+	if (strcmp(cond, "unprivileged") == 0)
+		return f->privileged == 0;
+	if (strncmp(cond, "kernel>=", 8) == 0 && isdigit((unsigned char)cond[8]))
+		return kernel_cmp(f->kernel_release, cond + 8) >= 0;
+	if (strncmp(cond, "kernel<", 7) == 0 && isdigit((unsigned char)cond[7]))
+		return kernel_cmp(f->kernel_release, cond + 7) < 0;
+	if (strncmp(cond, "paranoid>=", 10) == 0)
+		return f->paranoid >= atoi(cond + 10);
+	if (strncmp(cond, "paranoid<", 9) == 0)
+		return f->paranoid < atoi(cond + 9);
+	return -1;
+}
+
+static int pattern_known(const char *pattern)
+{
+	size_t n;
+	const struct pecs_case *const *all = pecs_registry(&n);
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(pattern, all[i]->id, 0) == 0)
+			return 1;
+	return 0;
+}
+
+static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const char *path,
+		      const struct pecs_host_facts *facts, char *err, size_t errlen)
+{
+	char *hash = strchr(text, '#');
+	if (!hash) {
+		snprintf(err, errlen, "%s:%d: every line needs a reason: append '# why it fails'",
+			 path, lineno);
+		return -EINVAL;
+	}
+	*hash = 0;
+	char *reason = trim(hash + 1);
+	if (!*reason) {
+		snprintf(err, errlen, "%s:%d: the reason after '#' is empty: say why it fails",
+			 path, lineno);
+		return -EINVAL;
+	}
+	char *spec = trim(text);
+	char *bracket = strchr(spec, '[');
+	l->active = 1;
+	if (bracket) {
+		char *close = strchr(bracket, ']');
+		if (!close || *trim(close + 1)) {
+			snprintf(err, errlen, "%s:%d: conditions go in one [..] after the case id, "
+				 "e.g. 'Required.X [unprivileged] # reason'", path, lineno);
+			return -EINVAL;
+		}
+		*close = 0;
+		*bracket = 0;
+		char *save = NULL;
+		for (char *c = strtok_r(bracket + 1, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+			int v = eval_condition(trim(c), facts);
+			if (v < 0) {
+				snprintf(err, errlen, "%s:%d: unknown condition '%s' (known: privileged, "
+					 "unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N)",
+					 path, lineno, trim(c));
+				return -EINVAL;
+			}
+			l->active = l->active && v;
+		}
+		spec = trim(spec);
+	}
+	if (!*spec || strpbrk(spec, " \t")) {
+		snprintf(err, errlen, "%s:%d: expected one case id or glob before the conditions",
+			 path, lineno);
+		return -EINVAL;
+	}
+	l->pattern = strdup(spec);
+	l->reason = strdup(reason);
+	l->lineno = lineno;
+	l->known = pattern_known(spec);
+	return l->pattern && l->reason ? 0 : -ENOMEM;
+}
+
+int pecs_expect_load(struct pecs_expectations *e, const char *path,
+		     const struct pecs_host_facts *facts, char *err, size_t errlen)
+{
+	memset(e, 0, sizeof(*e));
+	if (!path || !*path)
+		return 0;
+	e->path = strdup(path);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open expectations file: %s", path, strerror(errno));
+		return -errno;
+	}
+	char *buf = NULL;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+	while (getline(&buf, &cap, f) >= 0) {
+		lineno++;
+		char *s = trim(buf);
+		if (!*s || *s == '#')
+			continue;
+		struct pecs_expect_line *grown =
+			realloc(e->lines, (e->count + 1) * sizeof(*e->lines));
+		if (!grown) {
+			rc = -ENOMEM;
+			break;
+		}
+		e->lines = grown;
+		memset(&e->lines[e->count], 0, sizeof(e->lines[0]));
+		rc = parse_line(&e->lines[e->count], s, lineno, path, facts, err, errlen);
+		if (rc < 0)
+			break;
+		e->count++;
+	}
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+void pecs_expect_free(struct pecs_expectations *e)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		free(e->lines[i].pattern);
+		free(e->lines[i].reason);
+	}
+	free(e->lines);
+	free(e->path);
+	memset(e, 0, sizeof(*e));
+}
+
+const struct pecs_expect_line *pecs_expect_match(const struct pecs_expectations *e,
+						  const char *id)
+{
+	for (size_t i = 0; i < e->count; i++)
+		if (e->lines[i].active && fnmatch(e->lines[i].pattern, id, 0) == 0)
+			return &e->lines[i];
+	return NULL;
+}
+
+void pecs_expect_apply(const struct pecs_expectations *e, struct pecs_result *r)
+{
+	const struct pecs_expect_line *l = pecs_expect_match(e, r->c->id);
+	r->status = r->raw;
+	if (!l)
+		return;
+	r->expect_file = e->path;
+	r->expect_line = l->lineno;
+	r->expect_reason = l->reason;
+	switch (r->raw) {
+	case PECS_PASS: {
+		char m[sizeof(r->message)];
+		snprintf(m, sizeof(m),
+			 "listed as failing in %s:%d ('%s') but it passed: delete that line%s",
+			 e->path, l->lineno, l->pattern,
+			 strpbrk(l->pattern, "*?[") ? " or narrow the glob" : "");
+		snprintf(r->message, sizeof(r->message), "%s", m);
+		r->status = PECS_XPASS;
+		break;
+	}
+	case PECS_FAIL:
+	case PECS_BROKEN:
+	case PECS_CRASH:
+		r->status = PECS_XFAIL;
+		break;
+	default:
+		break; /* not run here: the line still documents the gap elsewhere */
+	}
+}
+
+size_t pecs_expect_stale(const struct pecs_expectations *e, FILE *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->count; i++) {
+		if (e->lines[i].known)
+			continue;
+		n++;
+		if (out)
+			fprintf(out, "%s:%d: '%s' matches no case in this suite: delete the line or "
+				"correct the case id (list them with --list)\n",
+				e->path, e->lines[i].lineno, e->lines[i].pattern);
+	}
+	return n;
+}

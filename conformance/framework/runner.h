@@ -1,0 +1,134 @@
+/* The suite's runner core, shared by the cmocka driver and the standalone binary so that
+ * both give the same verdicts and gate them the same way. Private to conformance/. */
+#ifndef PECS_RUNNER_H
+#define PECS_RUNNER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pecs/case.h"
+#include "pecs/impl.h"
+
+/* ---- registry ---- */
+
+/* All linked cases, sorted by id. */
+const struct pecs_case *const *pecs_registry(size_t *count);
+const struct pecs_case *pecs_registry_find(const char *id);
+
+/* ---- names ---- */
+
+const char *pecs_status_name(enum pecs_status s); /* "PASS", "ENV_SKIP", ... */
+int pecs_status_parse(const char *name, enum pecs_status *out);
+
+/* ---- host facts ---- */
+
+/* This host's facts as the suite sees them, then overridden by impl->host_facts. */
+void pecs_host_defaults(struct pecs_host_facts *facts);
+
+/* ---- running one case ---- */
+
+struct pecs_result {
+	const struct pecs_case *c;
+	enum pecs_status raw;    /* what running the case gave, after the feature rules */
+	enum pecs_status status; /* after the expectations file */
+	char message[1024];
+	const char *expect_file; /* the expectations line that matched, if any */
+	int expect_line;
+	const char *expect_reason;
+	double ms;
+};
+
+struct pecs_run_opts {
+	size_t size;
+	int isolate;        /* run each case in a child process: a crash becomes CRASH */
+	unsigned timeout_s; /* with isolate: a case running longer becomes CRASH */
+};
+
+/* Runs c against impl and fills r->raw and r->message. Never aborts. */
+void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
+		   const struct pecs_case *c, const struct pecs_run_opts *opts,
+		   struct pecs_result *r);
+
+/* ---- expectations ---- */
+
+struct pecs_expect_line {
+	char *pattern; /* case id or glob */
+	char *reason;
+	int lineno;
+	int active;    /* its conditions hold on this host */
+	int known;     /* the pattern matches at least one registered case */
+};
+
+struct pecs_expectations {
+	char *path;
+	struct pecs_expect_line *lines;
+	size_t count;
+};
+
+/* Loads path (NULL or "" gives an empty file). Conditions are evaluated against facts.
+ * Returns 0, or -EINVAL with "file:line: why" in err. */
+int pecs_expect_load(struct pecs_expectations *e, const char *path,
+		     const struct pecs_host_facts *facts, char *err, size_t errlen);
+void pecs_expect_free(struct pecs_expectations *e);
+/* Applies the expectations to r->raw, setting r->status and the expect_* fields. */
+void pecs_expect_apply(const struct pecs_expectations *e, struct pecs_result *r);
+/* Number of lines that match no registered case (printed to out with how to fix). */
+size_t pecs_expect_stale(const struct pecs_expectations *e, FILE *out);
+/* A line of an expectations file matching id, or NULL. */
+const struct pecs_expect_line *pecs_expect_match(const struct pecs_expectations *e,
+						  const char *id);
+
+/* ---- selection ---- */
+
+/* Whether id passes the filter: comma-separated globs, a leading '-' excludes.
+ * NULL or "" selects everything. */
+int pecs_filter_match(const char *filter, const char *id);
+
+/* ---- results ---- */
+
+struct pecs_counts {
+	size_t n[PECS_STATUS_COUNT];
+	size_t stale;
+};
+
+void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r);
+/* A run passes when nothing is FAIL, XPASS, BROKEN or CRASH and no line is stale. */
+int pecs_counts_ok(const struct pecs_counts *c);
+/* "N passed, N failed, N xfail, N xpass, N unsupported, N env-skipped, N broken, N crashed" */
+void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len);
+
+struct pecs_report {
+	const struct pecs_impl *impl;
+	const struct pecs_host_facts *facts;
+	const struct pecs_expectations *expectations;
+	const struct pecs_result *results;
+	size_t count;
+	const struct pecs_counts *counts;
+	int shard_index, shard_total;
+};
+
+int pecs_write_json(const struct pecs_report *rep, const char *path);
+int pecs_write_junit(const struct pecs_report *rep, const char *path);
+
+/* ---- the run as Bazel and the standalone binary both drive it ---- */
+
+struct pecs_session {
+	const struct pecs_impl *impl;
+	struct pecs_host_facts facts;
+	struct pecs_expectations expect;
+	const struct pecs_case **selected;
+	size_t nselected;
+	int shard_index, shard_total;
+};
+
+/* Checks the vtable, reads the host facts, loads expectations and selects the cases of this
+ * shard that pass the filter. Returns 0 or -errno with a message printed to stderr. */
+int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
+		      const char *expectations_path, const char *filter);
+void pecs_session_free(struct pecs_session *s);
+/* Writes JSON/JUnit where asked (NULL: skip), prints the summary line, touches the shard
+ * status file; returns the process exit status (0 when the run passes). */
+int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
+			const char *json_path, const char *junit_path);
+
+#endif /* PECS_RUNNER_H */

@@ -1,0 +1,111 @@
+/* One run of the suite against one implementation: selection, sharding, expectations and
+ * the outputs Bazel and the harness read. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+
+static void read_facts(const struct pecs_impl *impl, struct pecs_host_facts *facts)
+{
+	pecs_host_defaults(facts);
+	if (!PECS_IMPL_HAS(impl, host_facts))
+		return;
+	void *ctx = NULL;
+	if (impl->setup(&ctx) < 0)
+		return;
+	struct pecs_host_facts mine = *facts;
+	if (impl->host_facts(ctx, &mine) == 0) {
+		mine.size = sizeof(mine);
+		*facts = mine;
+	}
+	impl->teardown(ctx);
+}
+
+static int env_int(const char *name, int fallback)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : fallback;
+}
+
+int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
+		      const char *expectations_path, const char *filter)
+{
+	memset(s, 0, sizeof(*s));
+	char msg[512];
+	if (pecs_impl_check(impl, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "pecs: refusing the implementation: %s\n", msg);
+		return -EINVAL;
+	}
+	s->impl = impl;
+	read_facts(impl, &s->facts);
+	int rc = pecs_expect_load(&s->expect, expectations_path, &s->facts, msg, sizeof(msg));
+	if (rc < 0) {
+		fprintf(stderr, "pecs: %s\n", msg);
+		return rc;
+	}
+	s->shard_total = env_int("TEST_TOTAL_SHARDS", 1);
+	s->shard_index = env_int("TEST_SHARD_INDEX", 0);
+	if (s->shard_total < 1 || s->shard_index < 0 || s->shard_index >= s->shard_total) {
+		fprintf(stderr, "pecs: bad shard %d of %d\n", s->shard_index, s->shard_total);
+		return -EINVAL;
+	}
+	size_t n;
+	const struct pecs_case *const *all = pecs_registry(&n);
+	s->selected = calloc(n ? n : 1, sizeof(*s->selected));
+	if (!s->selected)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!pecs_filter_match(filter, all[i]->id))
+			continue;
+		/* Round-robin over the filtered list, so shards stay balanced whatever the filter. */
+		if ((int)(k++ % (size_t)s->shard_total) == s->shard_index)
+			s->selected[s->nselected++] = all[i];
+	}
+	return 0;
+}
+
+void pecs_session_free(struct pecs_session *s)
+{
+	pecs_expect_free(&s->expect);
+	free(s->selected);
+	memset(s, 0, sizeof(*s));
+}
+
+int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
+			const char *json_path, const char *junit_path)
+{
+	struct pecs_counts counts;
+	memset(&counts, 0, sizeof(counts));
+	for (size_t i = 0; i < n; i++)
+		pecs_counts_add(&counts, &results[i]);
+	/* Stale lines are a property of the file, so one shard reports them. */
+	if (s->shard_index == 0)
+		counts.stale = pecs_expect_stale(&s->expect, stderr);
+	struct pecs_report rep = {
+		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,
+		.results = results, .count = n, .counts = &counts,
+		.shard_index = s->shard_index, .shard_total = s->shard_total,
+	};
+	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0)
+		fprintf(stderr, "pecs: cannot write %s\n", json_path);
+	if (junit_path && *junit_path && pecs_write_junit(&rep, junit_path) < 0)
+		fprintf(stderr, "pecs: cannot write %s\n", junit_path);
+	const char *status_file = getenv("TEST_SHARD_STATUS_FILE");
+	if (status_file && *status_file) {
+		FILE *f = fopen(status_file, "a");
+		if (f)
+			fclose(f);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (results[i].status == PECS_XPASS)
+			fprintf(stderr, "pecs: XPASS %s: %s\n", results[i].c->id, results[i].message);
+	}
+	char line[256];
+	pecs_counts_line(&counts, line, sizeof(line));
+	printf("pecs %s: %s\n", s->impl->name, line);
+	fflush(stdout);
+	return pecs_counts_ok(&counts) ? 0 : 1;
+}

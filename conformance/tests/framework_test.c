@@ -1,0 +1,233 @@
+/* Unit tests of the runner core: feature rules, expectations gating, selection, sharding,
+ * vtable checks and crash isolation, against a fake implementation and fake cases. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "runner.h"
+
+static int fake_open_calls, fake_close_calls;
+
+static int f_setup(void **ctx) { *ctx = NULL; return 0; }
+static int f_setup_fails(void **ctx) { *ctx = NULL; return -ENOMEM; }
+static void f_teardown(void *ctx) { (void)ctx; }
+static int f_open(void *c, struct pecs_attr *a, pid_t p, int cpu, int g, unsigned long fl)
+{
+	(void)c; (void)a; (void)p; (void)cpu; (void)g; (void)fl;
+	return 100 + fake_open_calls++;
+}
+static int f_close(void *c, int fd) { (void)c; (void)fd; fake_close_calls++; return 0; }
+static ssize_t f_read(void *c, int fd, void *b, size_t n) { (void)c; (void)fd; (void)b; (void)n; return -EINVAL; }
+static int f_ioctl(void *c, int fd, unsigned long r, unsigned long a) { (void)c; (void)fd; (void)r; (void)a; return -ENOTTY; }
+static int f_mmap(void *c, int fd, size_t l, int p, int f, off_t o, void **addr)
+{ (void)c; (void)fd; (void)l; (void)p; (void)f; (void)o; (void)addr; return -ENODEV; }
+static int f_munmap(void *c, void *a, size_t l) { (void)c; (void)a; (void)l; return 0; }
+static int f_poll(void *c, int fd, short e, int t) { (void)c; (void)fd; (void)e; (void)t; return 0; }
+
+static const char *const fake_features[] = {"counting", NULL};
+static struct pecs_impl fake = {
+	.size = sizeof(struct pecs_impl), .name = "fake", .features = fake_features,
+	.setup = f_setup, .teardown = f_teardown, .open = f_open, .close = f_close,
+	.read = f_read, .ioctl = f_ioctl, .mmap = f_mmap, .munmap = f_munmap, .poll = f_poll,
+};
+
+PECS_CASE(c_pass, "Test.Pass", "counting", "T-1")
+{
+	struct pecs_attr a;
+	pecs_attr_counting(t, &a, 1);
+	PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_OPEN(t, &a, 0, -1, -1, 0);
+}
+PECS_CASE(c_fail, "Test.Fail", "", "T-2") { PECS_CHECK_ERR(t, pecs_read(t, 1, NULL, 0), ENOSPC); }
+PECS_CASE(c_needs, "Test.NeedsInject", "engine.inject", "T-3") { (void)t; }
+PECS_CASE(c_unsup, "Test.SaysUnsupported", "counting", "T-4") { PECS_UNSUPPORTED(t, "no"); }
+PECS_CASE(c_crash, "Test.Crash", "", "T-5") { (void)t; if (getenv("PECS_TEST_CRASH")) abort(); }
+PECS_CASE(c_sub, "Test.Sub.A", "", "T-6") { (void)t; }
+
+static const struct pecs_host_facts facts = {.size = sizeof(facts), .privileged = 0,
+					     .kernel_release = "6.12.0"};
+
+static struct pecs_result run(const char *id)
+{
+	struct pecs_result r;
+	pecs_run_case(&fake, &facts, pecs_registry_find(id), NULL, &r);
+	return r;
+}
+
+static void test_statuses(void **s)
+{
+	(void)s;
+	fake_close_calls = 0;
+	assert_int_equal(run("Test.Pass").raw, PECS_PASS);
+	assert_int_equal(fake_close_calls, 2); /* the framework released both fds */
+	struct pecs_result r = run("Test.Fail");
+	assert_int_equal(r.raw, PECS_FAIL);
+	assert_non_null(strstr(r.message, "-EINVAL"));
+	assert_non_null(strstr(r.message, "ENOSPC"));
+	assert_int_equal(run("Test.NeedsInject").raw, PECS_UNSUPPORTED);
+	/* Skipping a claimed feature is a failure. */
+	assert_int_equal(run("Test.SaysUnsupported").raw, PECS_FAIL);
+	fake.setup = f_setup_fails;
+	assert_int_equal(run("Test.Pass").raw, PECS_BROKEN);
+	fake.setup = f_setup;
+}
+
+static char *write_file(const char *text)
+{
+	static char path[] = "/tmp/pecs-expect-XXXXXX";
+	strcpy(path, "/tmp/pecs-expect-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_expectations_gate(void **s)
+{
+	(void)s;
+	char err[256] = "";
+	struct pecs_expectations e;
+	char *p = write_file("# header\nTest.Fail # known bug\nTest.Pass # stale claim\n"
+			     "Test.Nothing.* # gone\nTest.Sub.A [privileged] # only as root\n");
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), 0);
+	struct pecs_result r = run("Test.Fail");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_XFAIL);
+	assert_int_equal(r.expect_line, 2);
+	r = run("Test.Pass");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_XPASS);
+	assert_non_null(strstr(r.message, "delete that line"));
+	/* The condition does not hold (unprivileged), so the passing case stays PASS. */
+	r = run("Test.Sub.A");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_PASS);
+	assert_int_equal(pecs_expect_stale(&e, NULL), 1);
+	struct pecs_counts c = {0};
+	c.n[PECS_PASS] = 3;
+	c.n[PECS_XFAIL] = 1;
+	assert_true(pecs_counts_ok(&c));
+	c.stale = 1;
+	assert_false(pecs_counts_ok(&c));
+	pecs_expect_free(&e);
+	unlink(p);
+}
+
+static void test_expectations_errors(void **s)
+{
+	(void)s;
+	static const char *const bad[] = {
+		"Test.Fail\n",                        /* no reason */
+		"Test.Fail #   \n",                   /* empty reason */
+		"Test.Fail [rooted] # x\n",            /* unknown condition */
+		"Test.Fail Test.Pass # x\n",           /* two patterns */
+		"Test.Fail [privileged # x\n",         /* unclosed */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char err[256] = "";
+		struct pecs_expectations e;
+		char *p = write_file(bad[i]);
+		assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, ":1:"));
+		pecs_expect_free(&e);
+		unlink(p);
+	}
+}
+
+static void test_filter(void **s)
+{
+	(void)s;
+	assert_true(pecs_filter_match(NULL, "Test.Pass"));
+	assert_true(pecs_filter_match("Test.*", "Test.Pass"));
+	assert_false(pecs_filter_match("Other.*", "Test.Pass"));
+	assert_true(pecs_filter_match("Test.Sub", "Test.Sub.A")); /* a prefix selects its subtree */
+	assert_false(pecs_filter_match("Test.Su", "Test.Sub.A"));
+	assert_false(pecs_filter_match("Test.*,-Test.Sub.*", "Test.Sub.A"));
+	assert_true(pecs_filter_match("-Test.Sub.*", "Test.Pass"));
+}
+
+static void test_shards_partition(void **s)
+{
+	(void)s;
+	size_t total;
+	pecs_registry(&total);
+	size_t seen = 0;
+	char ids[64][64];
+	for (int k = 0; k < 4; k++) {
+		char idx[8];
+		snprintf(idx, sizeof(idx), "%d", k);
+		setenv("TEST_TOTAL_SHARDS", "4", 1);
+		setenv("TEST_SHARD_INDEX", idx, 1);
+		struct pecs_session ss;
+		assert_int_equal(pecs_session_init(&ss, &fake, NULL, NULL), 0);
+		for (size_t i = 0; i < ss.nselected; i++) {
+			for (size_t j = 0; j < seen; j++)
+				assert_string_not_equal(ids[j], ss.selected[i]->id);
+			snprintf(ids[seen++], sizeof(ids[0]), "%s", ss.selected[i]->id);
+		}
+		pecs_session_free(&ss);
+	}
+	unsetenv("TEST_TOTAL_SHARDS");
+	unsetenv("TEST_SHARD_INDEX");
+	assert_int_equal(seen, total);
+}
+
+static void test_impl_check(void **s)
+{
+	(void)s;
+	char msg[256];
+	assert_int_equal(pecs_impl_check(&fake, msg, sizeof(msg)), 0);
+	struct {
+		struct pecs_impl impl;
+		uint64_t future[2];
+	} bigger = {fake, {0, 0}};
+	bigger.impl.size = sizeof(bigger);
+	assert_int_equal(pecs_impl_check(&bigger.impl, msg, sizeof(msg)), 0);
+	bigger.future[1] = 1;
+	assert_int_equal(pecs_impl_check(&bigger.impl, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "not zero"));
+	struct pecs_impl small = fake;
+	small.size = 16;
+	assert_int_equal(pecs_impl_check(&small, msg, sizeof(msg)), -EINVAL);
+	struct pecs_impl noopen = fake;
+	noopen.open = NULL;
+	assert_int_equal(pecs_impl_check(&noopen, msg, sizeof(msg)), -EINVAL);
+}
+
+static void test_isolation(void **s)
+{
+	(void)s;
+	struct pecs_run_opts o = {.size = sizeof(o), .isolate = 1, .timeout_s = 10};
+	struct pecs_result r;
+	setenv("PECS_TEST_CRASH", "1", 1);
+	pecs_run_case(&fake, &facts, pecs_registry_find("Test.Crash"), &o, &r);
+	unsetenv("PECS_TEST_CRASH");
+	assert_int_equal(r.raw, PECS_CRASH);
+	assert_non_null(strstr(r.message, "signal"));
+	pecs_run_case(&fake, &facts, pecs_registry_find("Test.Fail"), &o, &r);
+	assert_int_equal(r.raw, PECS_FAIL); /* a verdict crosses the process boundary intact */
+	assert_non_null(strstr(r.message, "ENOSPC"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_statuses),
+		cmocka_unit_test(test_expectations_gate),
+		cmocka_unit_test(test_expectations_errors),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_shards_partition),
+		cmocka_unit_test(test_impl_check),
+		cmocka_unit_test(test_isolation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
