@@ -6,7 +6,9 @@
  * record (split at the end of the data area, no padding), then store data_head (release).
  * data_head is a free-running 64-bit byte count, never masked in the page.
  *
- * Functions return 0 or a negative errno unless said otherwise.
+ * Functions return 0 or a negative errno unless said otherwise. Writers are serialized
+ * by a lock inside the ring (events sharing a ring via SET_OUTPUT may write from several
+ * threads); readers use the mapping alone, lock-free, as perf readers do.
  *
  * Additions to the brief's interface (every original name keeps its meaning):
  *  - ref_ring_create_opts(): size-versioned options (write_backward, wakeup accounting).
@@ -14,7 +16,8 @@
  *    (it knows the id and the sample_id_all trailer); the ring decides when it goes out.
  *  - ref_ring_write() returns -ENODATA when the ring has no data pages (1-page mapping):
  *    the record is dropped and NOT counted as lost, as on Linux.
- *  - ref_ring_poll()/ref_ring_readable(): EPOLLIN once per wakeup, kernel rules.
+ *  - ref_ring_poll()/ref_ring_readable(): EPOLLIN once per wakeup, kernel rules;
+ *    ref_ring_set_wakeup_fn(): told on each wakeup (to wake a poller or raise SIGIO).
  *  - ref_ring_update_userpage(): also sets `offset` (the count), as the kernel does.
  *  - ref_ring_head()/ref_ring_tail()/ref_ring_data_size()/ref_ring_pending_lost().
  */
@@ -33,7 +36,7 @@ struct ref_ring_opts {
 	long page_size;          /* 0: sysconf(_SC_PAGESIZE) */
 	int overwrite;           /* read-only mapping: data_tail is ignored */
 	int backward;            /* attr.write_backward: head counts down from 0 */
-	uint32_t wakeup_events;  /* attr.wakeup_events when !watermark (0 means 1) */
+	uint32_t wakeup_events;  /* attr.wakeup_events: a wakeup every N samples; 0: none */
 	int watermark;           /* attr.watermark */
 	uint32_t wakeup_watermark; /* attr.wakeup_watermark in bytes; 0: half the data area */
 };
@@ -73,12 +76,17 @@ uint64_t ref_ring_pending_lost(const struct ref_ring *r);
 /* PERF_EVENT_IOC_PAUSE_OUTPUT: while paused every record is counted lost. */
 void ref_ring_set_paused(struct ref_ring *r, int paused);
 
-/* poll(2): ref_ring_poll() returns EPOLLIN once per wakeup (and clears it), 0 otherwise;
+/* poll(2): ref_ring_poll() returns EPOLLIN|EPOLLRDNORM once per wakeup (and clears it), else 0;
  * ref_ring_readable() tells whether a wakeup is pending without clearing it. */
 int ref_ring_poll(struct ref_ring *r);
 int ref_ring_readable(const struct ref_ring *r);
+/* Called (with the ring's write lock held: do not write to the ring from it) each time
+ * a record makes a wakeup pending. */
+void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg);
 
-/* Seqlock updates of the metadata page: lock is odd while they run, +2 each. */
+/* Seqlock updates of the metadata page: lock is odd while they run, +2 each. A new ring
+ * has lock 0; the kernel updates the page once when it is first mapped, so the engine
+ * should call one of these after its first ref_ring_map(). */
 void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t running);
 void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enabled,
 			      uint64_t running);

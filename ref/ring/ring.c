@@ -1,0 +1,439 @@
+/* The perf ring buffer after kernel/events/ring_buffer.c (Linux 6.12). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pecs/abi.h"
+#include "ref/ring/ring.h"
+
+/* Room for the largest LOST record: header, id, lost and a full sample_id_all trailer. */
+#define LOST_RECORD_MAX 128
+
+struct ref_ring {
+	pthread_mutex_t lock;
+	int memfd;
+	size_t nr_pages;
+	long page_size;
+	size_t len;
+	uint8_t *base; /* the engine's own read-write mapping */
+	struct pecs_mmap_page *pg;
+	uint8_t *data;
+	uint64_t data_size;
+	int overwrite, backward;
+
+	/* As rb->head: the next free byte (forward) or the last written one (backward),
+	 * published to pg->data_head once the record is in place. */
+	uint64_t head;
+	uint64_t lost_total, lost_pending;
+	int paused;
+
+	/* Wakeup accounting as the kernel keeps it: `wakeup` advances by the watermark
+	 * when the head runs that far past it, and by one per wakeup_events samples; any
+	 * change during a write makes a wakeup. */
+	uint64_t watermark, wakeup;
+	uint32_t wakeup_events, events;
+	_Atomic int poll;
+
+	ref_ring_lost_fn lost_fn;
+	void *lost_arg;
+	void (*wakeup_fn)(void *arg);
+	void *wakeup_arg;
+};
+
+static int is_pow2(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+static void page_init(struct ref_ring *r)
+{
+	struct pecs_mmap_page *pg = r->pg;
+
+	/* The engine has no PMU counter to rdpmc and publishes no clock conversion, so it
+	 * offers neither cap_user_rdpmc nor cap_user_time*; it does promise the modern
+	 * meaning of bit 0, which is what cap_bit0_is_deprecated says. A kernel without a
+	 * PMU reports the same bits for the same reasons. */
+	pg->capabilities = PECS_CAP_BIT0_IS_DEPRECATED;
+	/* The kernel's size: everything before the reserved area, i.e. what it fills in. */
+	pg->size = offsetof(struct pecs_mmap_page, reserved);
+	pg->data_offset = (uint64_t)r->page_size;
+	pg->data_size = r->data_size;
+}
+
+int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int overwrite)
+{
+	struct ref_ring_opts o = {
+		.size = sizeof(o),
+		.nr_pages = nr_pages,
+		.page_size = page_size,
+		.overwrite = overwrite,
+	};
+
+	return ref_ring_create_opts(out, &o);
+}
+
+int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts)
+{
+	struct ref_ring_opts o = { 0 };
+	struct ref_ring *r;
+	int err;
+
+	if (!out || !opts || opts->size < offsetof(struct ref_ring_opts, overwrite) + sizeof(int))
+		return -EINVAL;
+	memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
+	if (!o.page_size)
+		o.page_size = sysconf(_SC_PAGESIZE);
+	if (o.page_size < (long)sizeof(struct pecs_mmap_page) || !is_pow2((size_t)o.page_size) ||
+	    !o.nr_pages || (o.nr_pages > 1 && !is_pow2(o.nr_pages - 1)) ||
+	    o.nr_pages > SIZE_MAX / (size_t)o.page_size)
+		return -EINVAL;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->nr_pages = o.nr_pages;
+	r->page_size = o.page_size;
+	r->len = o.nr_pages * (size_t)o.page_size;
+	r->data_size = (uint64_t)(o.nr_pages - 1) * (uint64_t)o.page_size;
+	r->overwrite = !!o.overwrite;
+	r->backward = !!o.backward;
+	r->wakeup_events = o.watermark ? 0 : o.wakeup_events;
+	r->watermark = o.watermark && o.wakeup_watermark ? o.wakeup_watermark : 0;
+	if (r->watermark > r->data_size)
+		r->watermark = r->data_size;
+	if (!r->watermark)
+		r->watermark = r->data_size / 2;
+	/* A ring without data pages is paused for good: output finds no room and, unlike a
+	 * full ring, counts nothing as lost. */
+	r->paused = r->data_size == 0;
+
+	r->memfd = memfd_create("pecs-ref-ring", MFD_CLOEXEC);
+	if (r->memfd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	if (ftruncate(r->memfd, (off_t)r->len) < 0) {
+		err = -errno;
+		goto err_close;
+	}
+	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+	if (r->base == MAP_FAILED) {
+		err = -errno;
+		goto err_close;
+	}
+	r->pg = (struct pecs_mmap_page *)r->base;
+	r->data = r->base + r->page_size;
+	err = pthread_mutex_init(&r->lock, NULL);
+	if (err) {
+		err = -err;
+		goto err_unmap;
+	}
+	page_init(r);
+	*out = r;
+	return 0;
+
+err_unmap:
+	munmap(r->base, r->len);
+err_close:
+	close(r->memfd);
+err_free:
+	free(r);
+	return err;
+}
+
+void ref_ring_destroy(struct ref_ring *r)
+{
+	if (!r)
+		return;
+	/* Mappings handed out stay valid: each holds the memfd's memory on its own, as a
+	 * perf mapping outlives close() of its fd. */
+	munmap(r->base, r->len);
+	close(r->memfd);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int ref_ring_map(struct ref_ring *r, int prot, void **addr)
+{
+	void *p;
+
+	if (!r || !addr)
+		return -EINVAL;
+	p = mmap(NULL, r->len, prot, MAP_SHARED, r->memfd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*addr = p;
+	return 0;
+}
+
+int ref_ring_unmap(struct ref_ring *r, void *addr)
+{
+	if (!r || !addr)
+		return -EINVAL;
+	return munmap(addr, r->len) ? -errno : 0;
+}
+
+size_t ref_ring_len(const struct ref_ring *r)
+{
+	return r->len;
+}
+
+uint64_t ref_ring_data_size(const struct ref_ring *r)
+{
+	return r->data_size;
+}
+
+/* Copies len bytes into the data area at byte position pos, splitting the copy where it
+ * passes the end of the area: records run on from offset 0 with no padding. A record
+ * longer than an overwrite ring laps it, keeping only its tail, as the kernel's page
+ * walk in __output_copy() does. */
+static void data_copy(struct ref_ring *r, uint64_t pos, const void *src, size_t len)
+{
+	const uint8_t *p = src;
+
+	while (len) {
+		size_t off = (size_t)(pos & (r->data_size - 1));
+		size_t n = r->data_size - off;
+
+		if (n > len)
+			n = len;
+		memcpy(r->data + off, p, n);
+		p += n;
+		pos += n;
+		len -= n;
+	}
+}
+
+/* CIRC_SPACE: what the writer may fill without its head reaching the reader's tail.
+ * One byte is always kept back so that head == tail means empty; with 8-byte records
+ * that leaves data_size - 8 usable. */
+static uint64_t circ_space(uint64_t head, uint64_t tail, uint64_t size)
+{
+	return (tail - (head + 1)) & (size - 1);
+}
+
+static size_t lost_encode(struct ref_ring *r, const void *cookie, uint8_t *buf)
+{
+	ssize_t n;
+
+	if (r->lost_fn) {
+		n = r->lost_fn(r->lost_arg, cookie, r->lost_pending, buf, LOST_RECORD_MAX);
+		if (n >= 24 && n <= LOST_RECORD_MAX && !(n & 7))
+			return (size_t)n;
+	}
+	{
+		/* Without an encoder (or if it fails) the count still reaches the reader. */
+		uint32_t hdr[2] = { PECS_RECORD_LOST, 24u << 16 };
+		uint64_t body[2] = { 0, r->lost_pending };
+
+		memcpy(buf, hdr, sizeof(hdr));
+		memcpy(buf + 8, body, sizeof(body));
+		return 24;
+	}
+}
+
+static int record_is_sample(const void *rec)
+{
+	uint32_t type;
+
+	memcpy(&type, rec, sizeof(type));
+	return type == PECS_RECORD_SAMPLE;
+}
+
+static int ring_write_locked(struct ref_ring *r, const void *rec, size_t len,
+			     const void *cookie)
+{
+	uint8_t lost_rec[LOST_RECORD_MAX];
+	size_t lost_len = 0;
+	uint64_t tail, total, pos, fwd_head, old_wakeup = r->wakeup;
+
+	if (r->paused) {
+		if (!r->data_size)
+			return -ENODATA;
+		r->lost_total++;
+		r->lost_pending++;
+		return -ENOSPC;
+	}
+	if (r->lost_pending)
+		lost_len = lost_encode(r, cookie, lost_rec);
+	total = lost_len + len;
+
+	/* A: the tail load comes before any data store (acquire stands in for the
+	 * kernel's control dependency); pairs with the reader's tail store. */
+	tail = __atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE);
+	if (!r->overwrite) {
+		uint64_t space = r->backward ? circ_space(tail, r->head, r->data_size)
+					     : circ_space(r->head, tail, r->data_size);
+
+		if (space < total) {
+			r->lost_total++;
+			r->lost_pending++;
+			return -ENOSPC;
+		}
+	}
+	if (r->backward) {
+		r->head -= total;
+		pos = r->head;
+		fwd_head = -r->head;
+	} else {
+		pos = r->head;
+		r->head += total;
+		fwd_head = r->head;
+	}
+	if (fwd_head - r->wakeup > r->watermark)
+		r->wakeup += r->watermark;
+
+	if (lost_len) {
+		data_copy(r, pos, lost_rec, lost_len);
+		r->lost_pending = 0;
+	}
+	data_copy(r, pos + lost_len, rec, len);
+
+	/* Only samples count towards wakeup_events, as only perf_output_sample() counts. */
+	if (r->wakeup_events && record_is_sample(rec) && ++r->events >= r->wakeup_events) {
+		r->events -= r->wakeup_events;
+		r->wakeup++;
+	}
+
+	/* B: the record's bytes before the head that publishes them; pairs with the
+	 * reader's acquire load of data_head. */
+	__atomic_store_n(&r->pg->data_head, r->head, __ATOMIC_RELEASE);
+
+	if (r->wakeup != old_wakeup) {
+		atomic_store(&r->poll, EPOLLIN | EPOLLRDNORM);
+		if (r->wakeup_fn)
+			r->wakeup_fn(r->wakeup_arg);
+	}
+	return 0;
+}
+
+int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const void *cookie)
+{
+	uint16_t hsize;
+	int ret;
+
+	if (!r || !rec || len < sizeof(struct pecs_record_header) || len & 7 || len > UINT16_MAX)
+		return -EINVAL;
+	memcpy(&hsize, (const uint8_t *)rec + 6, sizeof(hsize));
+	if (hsize != len)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	ret = ring_write_locked(r, rec, len, cookie);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int ref_ring_write(struct ref_ring *r, const void *rec, size_t len)
+{
+	return ref_ring_write_with(r, rec, len, NULL);
+}
+
+void ref_ring_set_lost_fn(struct ref_ring *r, ref_ring_lost_fn fn, void *arg)
+{
+	pthread_mutex_lock(&r->lock);
+	r->lost_fn = fn;
+	r->lost_arg = arg;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&r->lock);
+	r->wakeup_fn = fn;
+	r->wakeup_arg = arg;
+	pthread_mutex_unlock(&r->lock);
+}
+
+uint64_t ref_ring_lost(const struct ref_ring *r)
+{
+	uint64_t v;
+
+	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	v = r->lost_total;
+	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+	return v;
+}
+
+uint64_t ref_ring_pending_lost(const struct ref_ring *r)
+{
+	uint64_t v;
+
+	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	v = r->lost_pending;
+	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+	return v;
+}
+
+void ref_ring_set_paused(struct ref_ring *r, int paused)
+{
+	pthread_mutex_lock(&r->lock);
+	/* rb_toggle_paused(): a ring without data pages cannot be resumed. */
+	r->paused = paused || !r->data_size;
+	pthread_mutex_unlock(&r->lock);
+}
+
+int ref_ring_poll(struct ref_ring *r)
+{
+	return atomic_exchange(&r->poll, 0);
+}
+
+int ref_ring_readable(const struct ref_ring *r)
+{
+	return atomic_load(&((struct ref_ring *)r)->poll) != 0;
+}
+
+/* The writer half of the page's seqlock: readers retry while lock is odd or changed. */
+static void userpage_begin(struct ref_ring *r)
+{
+	uint32_t seq = __atomic_load_n(&r->pg->lock, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&r->pg->lock, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void userpage_end(struct ref_ring *r)
+{
+	uint32_t seq = __atomic_load_n(&r->pg->lock, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&r->pg->lock, seq + 1, __ATOMIC_RELEASE);
+}
+
+void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t running)
+{
+	pthread_mutex_lock(&r->lock);
+	userpage_begin(r);
+	__atomic_store_n(&r->pg->time_enabled, enabled, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->pg->time_running, running, __ATOMIC_RELAXED);
+	userpage_end(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enabled,
+			      uint64_t running)
+{
+	pthread_mutex_lock(&r->lock);
+	userpage_begin(r);
+	/* index stays 0 (nothing to rdpmc), so offset is the whole count. */
+	__atomic_store_n(&r->pg->offset, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->pg->time_enabled, enabled, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->pg->time_running, running, __ATOMIC_RELAXED);
+	userpage_end(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+uint64_t ref_ring_head(const struct ref_ring *r)
+{
+	return __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+}
+
+uint64_t ref_ring_tail(const struct ref_ring *r)
+{
+	return __atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE);
+}
