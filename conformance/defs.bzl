@@ -1,22 +1,33 @@
 """pecs_conformance_suite: the same cases, once per adapter.
 
 For an adapter library `adapter` it makes:
-  <name>         cc_test: cmocka drives every case, gated by `expectations`
-  pecs-<name>    cc_binary: the standalone runner (list, filter, JSON/JUnit, --isolate)
-and, with static = True, pecs-<name>-static: one fully static binary with the vectors
-compiled in, to copy into another system.
+  <name>               cc_test: cmocka drives every case, gated by `expectations`
+  pecs-<name>          cc_binary: the standalone runner (list, filter, JSON/JUnit, --isolate)
+  pecs-<name>-static   with static = True: one fully static binary, vectors compiled in,
+                       to copy into another system
+  <name>_unprivileged  with unprivileged = True: the standalone runner as uid 65534 with
+                       no capabilities (needs root to drop privilege; runs unsandboxed)
 """
 
-def pecs_conformance_suite(name, adapter, expectations, static = False, tags = [], size = "medium", **kwargs):
+def pecs_conformance_suite(
+        name,
+        adapter,
+        expectations,
+        static = False,
+        unprivileged = False,
+        tags = [],
+        size = "medium",
+        shard_count = None,
+        runner_args = []):
     cases = "//conformance:cases"
     native.cc_test(
         name = name,
         deps = ["//conformance:main_cmocka", cases, adapter],
-        args = ["--expectations=$(location %s)" % expectations],
+        args = ["--expectations=$(location %s)" % expectations] + runner_args,
         data = [expectations],
         tags = tags,
         size = size,
-        **kwargs
+        shard_count = shard_count,
     )
     native.cc_binary(
         name = "pecs-" + name,
@@ -31,4 +42,17 @@ def pecs_conformance_suite(name, adapter, expectations, static = False, tags = [
             linkopts = ["-static"],
             features = ["fully_static_link"],
             tags = tags,
+        )
+    if unprivileged:
+        native.sh_test(
+            name = name + "_unprivileged",
+            srcs = ["//conformance:run_unprivileged.sh"],
+            args = [
+                "$(location :pecs-%s)" % name,
+                "$(location %s)" % expectations,
+            ] + runner_args,
+            data = [":pecs-" + name, expectations],
+            # Dropping to uid 65534 needs the real root, not the sandbox's user namespace.
+            tags = tags + ["no-sandbox"],
+            size = size,
         )

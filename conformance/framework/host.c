@@ -21,8 +21,25 @@ static int read_proc_int(const char *path, int fallback)
 	return v;
 }
 
+/* Capabilities held inside a user namespace (Bazel's sandbox, rootless containers) do not
+ * count for perf_event_open: the kernel checks them against the initial namespace. */
+static int in_initial_user_namespace(void)
+{
+	FILE *f = fopen("/proc/self/uid_map", "r");
+	unsigned long inside, outside, count;
+	int initial = 1;
+	if (!f)
+		return 1;
+	if (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		initial = inside == 0 && outside == 0 && count == 4294967295ul;
+	fclose(f);
+	return initial;
+}
+
 static int has_perf_privilege(void)
 {
+	if (!in_initial_user_namespace())
+		return 0;
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof(data));

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Adds up the test cases of one `bazel test` run and prints one closing line.
+
+Bazel's own summary counts targets; a reader wants cases. Each C test reports through
+cmocka (its "[  PASSED  ] N test(s)." lines), each Python test through pytest ("N passed,
+M skipped in ..."); a log with neither counts as one case with its target's outcome.
+Only logs written since --since (seconds since the epoch) count, so a stale log from an
+earlier run cannot stand in for a test that did not run this time.
+"""
+import argparse
+import os
+import re
+import sys
+
+CMOCKA = re.compile(r"^\[\s+(PASSED|FAILED|SKIPPED)\s+\] (\d+) test\(s\)", re.M)
+PYTEST = re.compile(r"^=+ (.*?) in [\d.]+s", re.M)
+PYTEST_PART = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|error|errors)")
+
+
+def count_log(text):
+    """Returns (passed, failed, skipped) or None when the log has no runner summary."""
+    found = CMOCKA.findall(text)
+    if found:
+        totals = {"PASSED": 0, "FAILED": 0, "SKIPPED": 0}
+        for kind, n in found:
+            totals[kind] += int(n)
+        return totals["PASSED"], totals["FAILED"], totals["SKIPPED"]
+    summaries = PYTEST.findall(text)
+    if summaries:
+        p = f = s = 0
+        for kind_n in PYTEST_PART.findall(summaries[-1]):
+            n, kind = int(kind_n[0]), kind_n[1]
+            if kind in ("passed", "xfailed"):
+                p += n
+            elif kind in ("skipped",):
+                s += n
+            else:
+                f += n
+        return p, f, s
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("testlogs", help="the bazel-testlogs folder")
+    ap.add_argument("--since", type=float, default=0.0)
+    args = ap.parse_args()
+    passed = failed = skipped = targets = 0
+    for root, _dirs, files in os.walk(args.testlogs, followlinks=True):
+        if "test.log" not in files:
+            continue
+        log = os.path.join(root, "test.log")
+        if os.path.getmtime(log) < args.since:
+            continue
+        targets += 1
+        with open(log, errors="replace") as f:
+            text = f.read()
+        counted = count_log(text)
+        if counted is None:
+            ok = os.path.exists(os.path.join(root, "test.xml")) and \
+                'failures="0"' in open(os.path.join(root, "test.xml"), errors="replace").read()
+            counted = (1, 0, 0) if ok else (0, 1, 0)
+        p, f, s = counted
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+        if f:
+            print(f"  failing: {os.path.relpath(root, args.testlogs)}")
+    if targets == 0:
+        print("tests: no test log was written by this run", file=sys.stderr)
+        return 1
+    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
