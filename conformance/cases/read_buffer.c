@@ -1,0 +1,84 @@
+/* read() buffer sizes: too small is ENOSPC and leaves the buffer alone; larger returns
+ * exactly read_size. */
+#include <string.h>
+
+#include "support_counting.h"
+
+#define RF_ALL_SINGLE                                                              \
+	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID | \
+	 PECS_FORMAT_LOST)
+#define RF_ALL_GROUP (RF_ALL_SINGLE | PECS_FORMAT_GROUP)
+
+/* Every count below read_size, 0 included, fails with ENOSPC and writes nothing. */
+static void check_short_reads(struct pecs_t *t, int fd, size_t read_size)
+{
+	unsigned char buf[512], fill[512];
+
+	memset(fill, 0x5a, sizeof(fill));
+	for (size_t count = 0; count < read_size; count++) {
+		memcpy(buf, fill, sizeof(buf));
+		ssize_t n = pecs_read(t, fd, buf, count);
+
+		PECS_CHECK(t, n == -ENOSPC, "read of %zu bytes (read_size %zu) returned %s, expected -ENOSPC",
+			   count, read_size, pecs_retname(n));
+		PECS_CHECK_MEM(t, buf, fill, sizeof(buf));
+	}
+}
+
+PECS_CASE(read_short_enospc, "Required.Read.Buffer.ShortIsEnospc", "counting,read.lost",
+	  "READ-SHORT-ENOSPC")
+{
+	struct pecs_attr attr;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_ALL_SINGLE);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	check_short_reads(t, fd, pecs_cnt_read_size(RF_ALL_SINGLE, 1));
+}
+
+PECS_CASE(read_short_enospc_plain, "Required.Read.Buffer.ShortIsEnospcPlain", "counting",
+	  "READ-SHORT-ENOSPC")
+{
+	struct pecs_attr attr;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, 0);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	check_short_reads(t, fd, 8);
+}
+
+/* A group's read_size grows with each member: the size that fit one member is now short. */
+PECS_CASE(read_short_enospc_group, "Required.Read.Buffer.GroupShortIsEnospc",
+	  "counting,read.group,read.lost", "READ-SHORT-ENOSPC,READ-GROUP-SIZE-GROWS")
+{
+	int fds[3];
+
+	PECS_CHECK_OK(t, pecs_cnt_open_group(t, RF_ALL_GROUP, 3, fds, NULL));
+	/* the member's fd has the same read_size as the leader's */
+	check_short_reads(t, fds[2], pecs_cnt_read_size(RF_ALL_GROUP, 3));
+	if (pecs_failed(t))
+		return;
+	check_short_reads(t, fds[0], pecs_cnt_read_size(RF_ALL_GROUP, 3));
+}
+
+PECS_CASE(read_larger_exact, "Required.Read.Buffer.LargerReturnsReadSize", "counting",
+	  "READ-SIZE-EXACT")
+{
+	static const uint64_t formats[] = {
+		0,
+		PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_ID,
+		PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID,
+	};
+	unsigned char buf[4096];
+	struct pecs_attr attr;
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, formats[i]);
+		int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+
+		PECS_CHECK_EQ(t, pecs_read(t, fd, buf, sizeof(buf)),
+			      pecs_cnt_read_size(formats[i], 1));
+		/* exactly read_size is enough */
+		PECS_CHECK_EQ(t, pecs_read(t, fd, buf, pecs_cnt_read_size(formats[i], 1)),
+			      pecs_cnt_read_size(formats[i], 1));
+		pecs_close(t, fd);
+	}
+}

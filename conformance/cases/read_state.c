@@ -1,0 +1,156 @@
+/* What read() reports across the life of a counting event: never enabled, stopped,
+ * reset, running. */
+#include <string.h>
+#include <time.h>
+
+#include "support_counting.h"
+
+#define RF_TIMES_ID \
+	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID)
+
+/* value, time_enabled, time_running, id: the single layout of RF_TIMES_ID */
+struct counts {
+	uint64_t value, enabled, running, id;
+};
+
+static ssize_t read_counts(struct pecs_t *t, int fd, struct counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	return pecs_read(t, fd, c, sizeof(*c));
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
+	  "READ-DISABLED-ZERO,READ-ID-IS-IOC-ID")
+{
+	struct pecs_attr attr;
+	struct counts c;
+	uint64_t id;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &id));
+	pecs_burn_cpu(2000000);
+	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
+	PECS_CHECK_EQ(t, c.value, 0);
+	PECS_CHECK_EQ(t, c.enabled, 0);
+	PECS_CHECK_EQ(t, c.running, 0);
+	PECS_CHECK_EQ(t, c.id, id);
+	PECS_CHECK(t, id != 0, "IOC_ID gave 0");
+}
+
+PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
+	  "READ-DISABLE-FREEZES")
+{
+	struct counts a, b;
+	struct pecs_attr attr;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 2000000));
+	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
+	PECS_CHECK(t, a.value > 0, "nothing counted while enabled");
+	pecs_burn_cpu(5000000);
+	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
+	PECS_CHECK_EQ(t, b.value, a.value);
+	PECS_CHECK_EQ(t, b.enabled, a.enabled);
+	PECS_CHECK_EQ(t, b.running, a.running);
+	/* DISABLE is idempotent: a second one changes nothing either */
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	pecs_burn_cpu(1000000);
+	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
+	PECS_CHECK_EQ(t, b.value, a.value);
+	PECS_CHECK_EQ(t, b.enabled, a.enabled);
+}
+
+PECS_CASE(read_reset_keeps_times, "Required.Read.Reset.ZeroesCountKeepsTimes", "counting",
+	  "READ-RESET-COUNT-ONLY")
+{
+	struct counts a, b;
+	struct pecs_attr attr;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 2000000));
+	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
+	PECS_CHECK(t, a.value > 0 && a.enabled > 0 && a.running > 0,
+		   "after a run: value %llu enabled %llu running %llu",
+		   (unsigned long long)a.value, (unsigned long long)a.enabled,
+		   (unsigned long long)a.running);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_RESET, 0));
+	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
+	PECS_CHECK_EQ(t, b.value, 0);
+	PECS_CHECK_EQ(t, b.enabled, a.enabled);
+	PECS_CHECK_EQ(t, b.running, a.running);
+	PECS_CHECK_EQ(t, b.id, a.id);
+}
+
+PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "counting",
+	  "READ-RESET-RESTARTS")
+{
+	struct counts a, b;
+	struct pecs_attr attr;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	pecs_burn_cpu(20000000);
+	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
+	PECS_CHECK(t, a.value >= 10000000, "only %llu ns counted in 20 ms of CPU",
+		   (unsigned long long)a.value);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_RESET, 0));
+	pecs_burn_cpu(1000000);
+	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
+	/* counting restarted from 0: about 1 ms now, far below the 20 ms before */
+	PECS_CHECK(t, b.value > 0 && b.value < a.value / 2,
+		   "value %llu after RESET and 1 ms, %llu before", (unsigned long long)b.value,
+		   (unsigned long long)a.value);
+	/* the times are not reset and keep running */
+	PECS_CHECK(t, b.enabled > a.enabled, "time_enabled %llu after RESET, %llu before",
+		   (unsigned long long)b.enabled, (unsigned long long)a.enabled);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+}
+
+/* The clock events count this thread's CPU time: at least most of what was burned, and
+ * never more than the wall-clock time the event was enabled for. */
+static void check_counts_cpu(struct pecs_t *t, uint64_t config)
+{
+	struct pecs_attr attr;
+	struct counts c;
+
+	pecs_cnt_attr(t, &attr, config, RF_TIMES_ID);
+	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	uint64_t start = mono_ns();
+	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 10000000));
+	uint64_t wall = mono_ns() - start;
+	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
+	PECS_CHECK(t, c.value >= 5000000, "%llu ns counted for 10 ms of CPU",
+		   (unsigned long long)c.value);
+	PECS_CHECK(t, c.value <= wall, "%llu ns counted in %llu ns of wall-clock time",
+		   (unsigned long long)c.value, (unsigned long long)wall);
+	PECS_CHECK(t, c.running <= c.enabled && c.enabled <= wall,
+		   "time_running %llu, time_enabled %llu, wall %llu",
+		   (unsigned long long)c.running, (unsigned long long)c.enabled,
+		   (unsigned long long)wall);
+	PECS_CHECK(t, c.running >= 5000000, "time_running %llu for 10 ms of CPU",
+		   (unsigned long long)c.running);
+}
+
+PECS_CASE(read_count_task_clock, "Required.Read.Count.TaskClockFollowsCpu", "counting",
+	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
+{
+	check_counts_cpu(t, PECS_SW_TASK_CLOCK);
+}
+
+PECS_CASE(read_count_cpu_clock, "Required.Read.Count.CpuClockFollowsCpu", "counting",
+	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
+{
+	check_counts_cpu(t, PECS_SW_CPU_CLOCK);
+}
