@@ -25,6 +25,8 @@ static void usage(FILE *out, const char *argv0)
 		"                       only that case (CRASH)\n"
 		"  --timeout SECONDS    per-case limit with --isolate (default 60)\n"
 		"  --quiet              print only failures and the summary\n"
+		"  --plugin PATH        the shared object a plugin-adapter runner loads\n"
+		"                       (same as PECS_PLUGIN=PATH)\n"
 		"  --help\n"
 		"\n"
 		"Exit status: 0 when no case is FAIL, XPASS, BROKEN or CRASH and no expectations\n"
@@ -53,7 +55,8 @@ int main(int argc, char **argv)
 		{"expectations", required_argument, 0, 'e'}, {"json", required_argument, 0, 'j'},
 		{"junit", required_argument, 0, 'x'},	{"isolate", no_argument, 0, 'i'},
 		{"timeout", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},		{0, 0, 0, 0},
+		{"plugin", required_argument, 0, 'p'},	{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	const char *filter = getenv("TESTBRIDGE_TEST_ONLY"), *expectations = NULL;
 	const char *json = NULL, *junit = getenv("XML_OUTPUT_FILE");
@@ -70,6 +73,7 @@ int main(int argc, char **argv)
 		case 'i': run.isolate = 1; break;
 		case 't': run.timeout_s = (unsigned)atoi(optarg); break;
 		case 'q': quiet = 1; break;
+		case 'p': setenv("PECS_PLUGIN", optarg, 1); break;
 		case 'h': usage(stdout, argv[0]); return 0;
 		default: usage(stderr, argv[0]); return 2;
 		}
