@@ -1,0 +1,127 @@
+/* PERF_EVENT_IOC_PERIOD: a new sample_period through a u64 pointer, for sampling events. */
+#include <sys/mman.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+
+static int open_sampler(struct pecs_t *t, uint64_t sample_type)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, sample_type);
+	return pecs_open(t, &a, 0, -1, -1, 0);
+}
+
+PECS_CASE(period_counting_einval, "Required.Ioctl.Period.CountingEventEinval", "counting",
+	  "IOC-PERIOD-EINVAL-COUNTING")
+{
+	struct pecs_attr a;
+	uint64_t p = PERIOD_NS;
+	int fd;
+
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
+}
+
+PECS_CASE(period_zero_einval, "Required.Ioctl.Period.ZeroEinval", "counting",
+	  "IOC-PERIOD-EINVAL-ZERO")
+{
+	uint64_t p = 0;
+	int fd = open_sampler(t, PECS_SAMPLE_IP);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
+}
+
+PECS_CASE(period_bit63_einval, "Required.Ioctl.Period.Bit63Einval", "counting",
+	  "IOC-PERIOD-EINVAL-BIT63")
+{
+	uint64_t p = (1ull << 63) | PERIOD_NS;
+	int fd = open_sampler(t, PECS_SAMPLE_IP);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
+}
+
+PECS_CASE(period_null_efault, "Required.Ioctl.Period.NullPointerEfault", "counting",
+	  "IOC-PERIOD-EFAULT")
+{
+	int fd = open_sampler(t, PECS_SAMPLE_IP);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, 0), EFAULT);
+}
+
+PECS_CASE(period_accepted, "Required.Ioctl.Period.SamplingEventAccepts", "counting",
+	  "IOC-PERIOD-OK")
+{
+	uint64_t p = 2 * PERIOD_NS;
+	int fd = open_sampler(t, PECS_SAMPLE_IP);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
+}
+
+/* The new period governs when samples are taken: with 10x the open-time period,
+ * consecutive samples of a thread that never stops running are at least ~that far apart. */
+PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling",
+	  "IOC-PERIOD-EFFECT")
+{
+	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_TIME;
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_ring r;
+	uint64_t p = 10 * PERIOD_NS, prev = 0, min_gap = ~0ull;
+	int fd = open_sampler(t, st), n = 0, ret;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 5, 1000) >= 5, "fewer than 5 samples");
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+		if (rec->type != PECS_RECORD_SAMPLE)
+			continue;
+		PECS_CHECK_OK(t, pecs_parse_sample(rec, st, 0, &s));
+		if (n++ && s.time - prev < min_gap)
+			min_gap = s.time - prev;
+		prev = s.time;
+	}
+	PECS_CHECK_OK(t, ret);
+	/* Half the period leaves room for timer slack; the old period is a tenth of it. */
+	PECS_CHECK(t, min_gap >= p / 2, "samples %llu ns apart with a period of %llu ns",
+		   (unsigned long long)min_gap, (unsigned long long)p);
+}
+
+/* Linux quirk (measured, and perf_event_alloc/perf_swevent_hrtimer in core.c): a clock
+ * event's PERF_SAMPLE_PERIOD is the period it was opened with (hw.last_period, which
+ * IOC_PERIOD does not update), although the timer runs at the new period. */
+PECS_CASE(period_field_clock, "Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
+	  "mmap,sampling", "IOC-PERIOD-CLOCK-FIELD")
+{
+	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_PERIOD;
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_ring r;
+	uint64_t p = 3 * PERIOD_NS;
+	int fd = open_sampler(t, st), n = 0, ret;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 4, 1000) >= 4, "fewer than 4 samples");
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+		if (rec->type != PECS_RECORD_SAMPLE)
+			continue;
+		PECS_CHECK_OK(t, pecs_parse_sample(rec, st, 0, &s));
+		PECS_CHECK_EQ(t, s.period, PERIOD_NS);
+		n++;
+	}
+	PECS_CHECK_OK(t, ret);
+	PECS_CHECK(t, n >= 4, "only %d samples", n);
+}
