@@ -1,0 +1,142 @@
+/* PERF_EVENT_IOC_PAUSE_OUTPUT: a paused ring takes no records; what would have been
+ * written is counted as lost and reported by a LOST record once output resumes
+ * (rb_toggle_paused() and perf_output_begin() in kernel/events, measured here). */
+#include <sys/mman.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+#define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
+
+static int open_sampler(struct pecs_t *t, uint64_t read_format)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL; /* LOST records are then exactly 24 bytes */
+	a.read_format = read_format;
+	return pecs_open(t, &a, 0, -1, -1, 0);
+}
+
+PECS_CASE(pause_no_buffer, "Required.Ioctl.PauseOutput.NoBufferEinval", "ioctl.pause_output",
+	  "IOC-PAUSE-EINVAL-NO-BUFFER")
+{
+	int fd = open_sampler(t, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), EINVAL);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0), EINVAL);
+}
+
+/* A metadata-only mapping has no data pages: there is nothing to pause. */
+PECS_CASE(pause_one_page, "Required.Ioctl.PauseOutput.MetadataOnlyMapEinval",
+	  "ioctl.pause_output,mmap", "IOC-PAUSE-EINVAL-NO-BUFFER")
+{
+	struct pecs_ring r;
+	int fd = open_sampler(t, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 0, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), EINVAL);
+}
+
+PECS_CASE(pause_ok_mapped, "Required.Ioctl.PauseOutput.MappedAcceptsAnyArg",
+	  "ioctl.pause_output,mmap", "IOC-PAUSE-OK")
+{
+	struct pecs_ring r;
+	int fd = open_sampler(t, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0x100), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0), 0);
+}
+
+/* Pause a running sampler, run ~40 periods, resume, and return the first record written
+ * after the pause in *rec; *id is the event's id. */
+static int pause_and_resume(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t *id,
+			    const struct pecs_record_header **rec)
+{
+	uint64_t head;
+	int n, ret;
+
+	if ((ret = pecs_event_id(t, fd, id)) < 0 ||
+	    (ret = pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, r)) < 0 ||
+	    (ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
+		return ret;
+	n = pecs_ring_wait(r, PECS_RECORD_SAMPLE, 2, 1000);
+	if (n < 2) {
+		PECS_FAIL_(t, "only %d samples before the pause", n);
+		return -1;
+	}
+	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1)) < 0)
+		return ret;
+	head = pecs_ring_head(r);
+	pecs_burn_cpu(40 * PERIOD_NS);
+	if (pecs_ring_head(r) != head) {
+		PECS_FAIL_(t, "data_head moved from %llu to %llu while paused",
+			   (unsigned long long)head, (unsigned long long)pecs_ring_head(r));
+		return -1;
+	}
+	/* Skip what was written before the pause. */
+	while ((ret = pecs_ring_next(r, rec)) > 0)
+		;
+	if (ret < 0)
+		return ret;
+	pecs_ring_consume(r);
+	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0)) < 0)
+		return ret;
+	if (pecs_ring_wait(r, 0, 2, 1000) < 2) {
+		PECS_FAIL_(t, "no records after resuming");
+		return -1;
+	}
+	ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
+	if (ret < 0)
+		return ret;
+	ret = pecs_ring_next(r, rec);
+	return ret == 1 ? 0 : -EBADMSG;
+}
+
+PECS_CASE(pause_lost_record, "Required.Ioctl.PauseOutput.NothingWrittenThenLostRecord",
+	  "ioctl.pause_output,mmap,sampling", "IOC-PAUSE-NO-WRITES,IOC-PAUSE-LOST-ON-RESUME")
+{
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	uint64_t id, lost_id, lost;
+	int fd = open_sampler(t, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pause_and_resume(t, fd, &r, &id, &rec));
+	if (pecs_failed(t))
+		return;
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_EQ(t, rec->misc, 0);
+	PECS_CHECK_EQ(t, rec->size, 24);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, lost_id, id);
+	/* ~40 periods ran while paused; allow for a slow, shared CPU. */
+	PECS_CHECK(t, lost >= 10, "LOST reports %llu samples", (unsigned long long)lost);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+}
+
+PECS_CASE(pause_lost_matches_read, "Required.Ioctl.PauseOutput.LostMatchesReadLost",
+	  "ioctl.pause_output,mmap,sampling,read.lost", "IOC-PAUSE-LOST-EQ-READ")
+{
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	uint64_t id, lost_id, lost, v[3]; /* value, id, lost */
+	int fd = open_sampler(t, PECS_FORMAT_ID | PECS_FORMAT_LOST);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pause_and_resume(t, fd, &r, &id, &rec));
+	if (pecs_failed(t))
+		return;
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	PECS_CHECK_EQ(t, v[1], id);
+	PECS_CHECK_EQ(t, v[2], lost);
+}

@@ -1,0 +1,144 @@
+/* PERF_EVENT_IOC_SET_OUTPUT: send an event's records into another event's ring.
+ * The rules come from perf_event_set_output() in kernel/events/core.c and were measured
+ * here: the target must be mapped, on the same cpu (and task when per-task), and not the
+ * event itself; an event that is mapped itself cannot be redirected; -1 detaches. */
+#include <sys/mman.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+#define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
+
+static int open_sampler(struct pecs_t *t, int cpu)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
+	return pecs_open(t, &a, 0, cpu, -1, 0);
+}
+
+PECS_CASE(set_output_ebadf, "Required.Ioctl.SetOutput.NotAPerfFdEbadf", "ioctl.set_output",
+	  "IOC-SET-OUTPUT-EBADF")
+{
+	int a = open_sampler(t, -1), gone = open_sampler(t, -1);
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, gone);
+	PECS_CHECK_OK(t, pecs_close(t, gone));
+	/* A number that was a perf fd a moment ago, and one no table reaches. */
+	PECS_CHECK_ERR(t, pecs_ioctl(t, a, PECS_IOC_SET_OUTPUT, (unsigned long)gone), EBADF);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, a, PECS_IOC_SET_OUTPUT, 1000000ul), EBADF);
+}
+
+PECS_CASE(set_output_unmapped, "Required.Ioctl.SetOutput.UnmappedTargetEinval",
+	  "ioctl.set_output", "IOC-SET-OUTPUT-EINVAL-UNMAPPED")
+{
+	int a = open_sampler(t, -1), b = open_sampler(t, -1);
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, b);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
+}
+
+PECS_CASE(set_output_self, "Required.Ioctl.SetOutput.SelfEinval", "ioctl.set_output,mmap",
+	  "IOC-SET-OUTPUT-EINVAL-SELF")
+{
+	struct pecs_ring r;
+	int a = open_sampler(t, -1);
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_ERR(t, pecs_ioctl(t, a, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
+}
+
+PECS_CASE(set_output_other_cpu, "Required.Ioctl.SetOutput.OtherCpuEinval",
+	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-CPU")
+{
+	struct pecs_ring r;
+	int a = open_sampler(t, -1), b = open_sampler(t, 0);
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, b);
+	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
+}
+
+PECS_CASE(set_output_source_mapped, "Required.Ioctl.SetOutput.MappedSourceEinval",
+	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-MAPPED")
+{
+	struct pecs_ring ra, rb;
+	int a = open_sampler(t, -1), b = open_sampler(t, -1);
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, b);
+	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &ra));
+	PECS_CHECK_OK(t, pecs_ring_map(t, b, 1, PROT_READ | PROT_WRITE, &rb));
+	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
+}
+
+/* Every sample in `r` carries IDENTIFIER == want; returns how many there were. */
+static int samples_from(struct pecs_t *t, struct pecs_ring *r, uint64_t want)
+{
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	int n = 0, ret;
+
+	while ((ret = pecs_ring_next(r, &rec)) > 0) {
+		if (rec->type != PECS_RECORD_SAMPLE)
+			continue;
+		if (pecs_parse_sample(rec, ST, 0, &s) < 0 || s.identifier != want) {
+			PECS_FAIL_(t, "sample with identifier %llu in the shared ring, expected %llu",
+				   (unsigned long long)s.identifier, (unsigned long long)want);
+			return -1;
+		}
+		n++;
+	}
+	pecs_ring_consume(r);
+	return ret < 0 ? ret : n;
+}
+
+PECS_CASE(set_output_redirects, "Required.Ioctl.SetOutput.RedirectsSamples",
+	  "ioctl.set_output,mmap,sampling", "IOC-SET-OUTPUT-REDIRECT")
+{
+	struct pecs_ring r;
+	uint64_t id_b;
+	int a = open_sampler(t, -1), b = open_sampler(t, -1), n;
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, b);
+	PECS_CHECK_OK(t, pecs_event_id(t, b, &id_b));
+	PECS_CHECK_OK(t, pecs_ring_map(t, a, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), 0);
+	/* Only b runs: whatever reaches a's ring is b's. */
+	PECS_CHECK_OK(t, pecs_ioctl(t, b, PECS_IOC_ENABLE, 0));
+	n = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 3, 1000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, b, PECS_IOC_DISABLE, 0));
+	PECS_CHECK(t, n >= 3, "%d samples of b reached a's ring", n);
+	n = samples_from(t, &r, id_b);
+	PECS_CHECK(t, n >= 3, "%d samples of b parsed", n);
+}
+
+PECS_CASE(set_output_detach, "Required.Ioctl.SetOutput.MinusOneDetaches",
+	  "ioctl.set_output,mmap,sampling", "IOC-SET-OUTPUT-DETACH")
+{
+	struct pecs_ring ra, rb;
+	uint64_t id_b, head;
+	int a = open_sampler(t, -1), b = open_sampler(t, -1), n;
+
+	PECS_CHECK_OK(t, a);
+	PECS_CHECK_OK(t, b);
+	PECS_CHECK_OK(t, pecs_event_id(t, b, &id_b));
+	PECS_CHECK_OK(t, pecs_ring_map(t, a, 8, PROT_READ | PROT_WRITE, &ra));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)-1l), 0);
+	/* Detached, b has no buffer of its own: it can be mapped again... */
+	PECS_CHECK_OK(t, pecs_ring_map(t, b, 8, PROT_READ | PROT_WRITE, &rb));
+	PECS_CHECK_OK(t, pecs_ioctl(t, b, PECS_IOC_ENABLE, 0));
+	n = pecs_ring_wait(&rb, PECS_RECORD_SAMPLE, 3, 1000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, b, PECS_IOC_DISABLE, 0));
+	/* ...its samples land there, and a's ring saw nothing. */
+	PECS_CHECK(t, n >= 3, "%d samples in b's own ring", n);
+	PECS_CHECK(t, samples_from(t, &rb, id_b) >= 3, "b's own ring holds foreign samples");
+	head = pecs_ring_head(&ra);
+	PECS_CHECK_EQ(t, head, 0);
+}
