@@ -12,6 +12,23 @@ void pecs_cnt_attr(struct pecs_t *t, struct pecs_attr *attr, uint64_t config, ui
 	attr->read_format = rf;
 }
 
+struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len)
+{
+	/* 64 KiB is the largest base page of the architectures Linux runs perf on */
+	static union {
+		struct pecs_attr attr;
+		unsigned char bytes[65536 + 64];
+	} big;
+
+	if (pecs_host(t)->page_size <= 0 ||
+	    (size_t)pecs_host(t)->page_size + 8 > sizeof(big.bytes))
+		return NULL;
+	memset(&big, 0, sizeof(big));
+	pecs_attr_counting(t, &big.attr, config);
+	*len = sizeof(big.bytes);
+	return &big.attr;
+}
+
 int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id)
 {
 	*id = 0;

@@ -19,6 +19,11 @@
 /* pecs_attr_counting() with read_format rf. */
 void pecs_cnt_attr(struct pecs_t *t, struct pecs_attr *attr, uint64_t config, uint64_t rf);
 
+/* A counting attr of config at the start of a zeroed buffer of *len bytes, at least one
+ * page plus 8, for attrs larger than struct pecs_attr. NULL when the host's page is
+ * larger than the buffer. The buffer is static: one at a time. */
+struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len);
+
 /* PERF_EVENT_IOC_ID into *id. */
 int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id);
 
