@@ -1,0 +1,1 @@
+"""pecs golden vectors: field tables, the generator, the JSON->C converter and lint."""

@@ -1,0 +1,171 @@
+"""Checks every vector file under vectors/ and returns a list of problems.
+
+What is checked, per file: the JSON Schema its "schema" key names; tcIds unique; each
+group's source from the closed list; flags defined in notes; numberOfTests right; hex
+lowercase; and that no tcId published in the last commit (git HEAD) has changed meaning.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+from . import document
+
+SCHEMA_DIR = "schema"
+SCHEMA_BASE = "https://pecs.invalid/vectors/schema/"
+
+_HEXISH = re.compile(r"^(0x)?[0-9a-fA-F]+$")
+_HEX_KEYS = ("expected", "ring", "hex", "request", "addr", "ips")
+
+
+def vector_files(vectors_dir):
+    """Relative paths of every vector JSON file (the schema folder excluded), sorted."""
+    out = []
+    vectors_dir = os.path.normpath(vectors_dir)
+    for root, dirs, files in os.walk(vectors_dir):
+        dirs[:] = sorted(d for d in dirs if d != SCHEMA_DIR or root != vectors_dir)
+        for name in files:
+            if name.endswith(".json"):
+                out.append(os.path.relpath(os.path.join(root, name), vectors_dir))
+    return sorted(out)
+
+
+def _load_schemas(vectors_dir):
+    store = {}
+    schema_dir = os.path.join(vectors_dir, SCHEMA_DIR)
+    for name in sorted(os.listdir(schema_dir)):
+        if name.endswith(".schema.json"):
+            with open(os.path.join(schema_dir, name), encoding="utf-8") as f:
+                store[name] = json.load(f)
+    return store
+
+
+def _validator(store, name):
+    import jsonschema  # Debian's python3-jsonschema; only lint needs it
+
+    by_id = {s.get("$id", SCHEMA_BASE + n): s for n, s in store.items()}
+    schema = store[name]
+    cls = jsonschema.validators.validator_for(schema)
+    resolver = jsonschema.RefResolver(base_uri=schema.get("$id", SCHEMA_BASE + name),
+                                      referrer=schema, store=by_id)
+    return cls(schema, resolver=resolver)
+
+
+def _tests(doc):
+    for group in doc.get("testGroups", []):
+        for test in group.get("tests", []):
+            yield group, test
+
+
+def _walk_hex(value, key, path, problems):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _walk_hex(v, k, path, problems)
+    elif isinstance(value, list):
+        for v in value:
+            _walk_hex(v, key, path, problems)
+    elif isinstance(value, str) and key in _HEX_KEYS and _HEXISH.match(value):
+        if value != value.lower():
+            problems.append("%s: hex must be lowercase: %s = %r" % (path, key, value[:40]))
+
+
+def committed_text(repo_root, rel_path, rev="HEAD"):
+    """The file's text at rev, or None when git does not know it there."""
+    r = subprocess.run(["git", "-C", repo_root, "show", "%s:%s" % (rev, rel_path)],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        return None
+    return r.stdout.decode("utf-8")
+
+
+def _repo_root(path):
+    r = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return r.stdout.decode().strip() if r.returncode == 0 else None
+
+
+def check_meaning(doc, old_doc, path):
+    """Problems where a tcId from old_doc now stands for a different test (removal included)."""
+    problems = []
+    now = {t.get("tcId"): (g, t) for g, t in _tests(doc)}
+    for old_group, old_test in _tests(old_doc):
+        tc = old_test.get("tcId")
+        if tc not in now:
+            problems.append("%s: tcId %s was published and is gone; keep it (published ids are "
+                            "never removed or reused)" % (path, tc))
+            continue
+        group, test = now[tc]
+        if test != old_test or group.get("source") != old_group.get("source") or \
+                group.get("type") != old_group.get("type"):
+            problems.append("%s: tcId %s changed meaning since the last commit; a published vector "
+                            "never changes: restore it and add a new tcId instead" % (path, tc))
+    return problems
+
+
+def lint_file(vectors_dir, rel_path, store, repo_root=None):
+    path = "vectors/" + rel_path
+    try:
+        with open(os.path.join(vectors_dir, rel_path), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        return ["%s: cannot read JSON: %s" % (path, e)]
+    problems = []
+    if not isinstance(doc, dict):
+        return ["%s: top level must be an object" % path]
+
+    schema_name = doc.get("schema")
+    if schema_name not in store:
+        problems.append("%s: unknown schema %r (expected a file in vectors/schema/)" % (path, schema_name))
+    else:
+        for err in sorted(_validator(store, schema_name).iter_errors(doc), key=lambda e: list(e.absolute_path)):
+            where = "/".join(str(p) for p in err.absolute_path)
+            problems.append("%s: schema: at /%s: %s" % (path, where, err.message[:300]))
+
+    seen = set()
+    count = 0
+    notes = doc.get("notes") if isinstance(doc.get("notes"), dict) else {}
+    for group in doc.get("testGroups", []) if isinstance(doc.get("testGroups"), list) else []:
+        source = group.get("source", {}) if isinstance(group, dict) else {}
+        name = source.get("name") if isinstance(source, dict) else None
+        if name not in document.SOURCES:
+            problems.append("%s: group source %r is not in the closed list %s" %
+                            (path, name, ", ".join(document.SOURCES)))
+        for test in group.get("tests", []) if isinstance(group, dict) else []:
+            count += 1
+            tc = test.get("tcId") if isinstance(test, dict) else None
+            if tc in seen:
+                problems.append("%s: duplicate tcId %s" % (path, tc))
+            seen.add(tc)
+            for flag in test.get("flags", []) if isinstance(test, dict) else []:
+                if flag not in notes:
+                    problems.append("%s: tcId %s: flag %r has no entry in notes" % (path, tc, flag))
+    if doc.get("numberOfTests") != count:
+        problems.append("%s: numberOfTests is %r but the file has %d tests" %
+                        (path, doc.get("numberOfTests"), count))
+    _walk_hex(doc, None, path, problems)
+
+    if repo_root:
+        rel_repo = os.path.relpath(os.path.join(vectors_dir, rel_path), repo_root)
+        old = committed_text(repo_root, rel_repo)
+        if old is not None:
+            try:
+                old_doc = json.loads(old)
+            except ValueError:
+                old_doc = None
+            if isinstance(old_doc, dict):
+                problems += check_meaning(doc, old_doc, path)
+    return problems
+
+
+def lint(vectors_dir, history=True):
+    """Every problem found in vectors_dir; empty means clean."""
+    store = _load_schemas(vectors_dir)
+    repo_root = _repo_root(vectors_dir) if history else None
+    problems = []
+    files = vector_files(vectors_dir)
+    if not files:
+        problems.append("no vector files under %s" % vectors_dir)
+    for rel in files:
+        problems += lint_file(vectors_dir, rel, store, repo_root)
+    return problems

@@ -1,0 +1,252 @@
+"""Turns vector JSON files into one C source for vectors/include/pecs/vectors.h.
+
+    /usr/bin/python3 to_c.py --out vectors.c FILE.json...
+
+C gets no JSON parser: the conformance binaries, including the static one copied into
+emulators, carry the vectors as arrays. This script uses only the standard library so a
+Bazel genrule can run it as a plain file.
+
+Extension point: EMITTERS maps an area to a function(docs, c) that appends the arrays of
+that area to `c` (a CSource); every area in EMITTERS is always emitted, with count 0 when
+no file was given, so the header's declarations always link. A module named
+`<anything>_to_c.py` next to this file that defines EMITTERS = {area: function} is loaded
+too and may add areas (the genrule must list it as a tool).
+"""
+
+import argparse
+import glob
+import importlib.util
+import json
+import os
+import sys
+
+
+class CSource:
+    """Accumulates C text and hands out unique names for static helper arrays."""
+
+    def __init__(self):
+        self.lines = []
+        self._n = 0
+
+    def name(self, stem):
+        self._n += 1
+        return "%s_%d" % (stem, self._n)
+
+    def add(self, text=""):
+        self.lines.append(text)
+
+    def static_array(self, ctype, stem, items, per_line=4):
+        """Defines `static const ctype name[]` (items are C literals); returns name, or NULL
+        for an empty list so no zero-length array is ever written."""
+        if not items:
+            return "NULL"
+        name = self.name(stem)
+        self.add("static const %s %s[] = {" % (ctype, name))
+        for i in range(0, len(items), per_line):
+            self.add("\t" + " ".join(x + "," for x in items[i:i + per_line]))
+        self.add("};")
+        return name
+
+    def table(self, ctype, name, entries):
+        """Defines the public array `name` and `name_count`."""
+        self.add("const %s %s[] = {" % (ctype, name))
+        if entries:
+            for e in entries:
+                self.add("\t{ " + ", ".join(".%s = %s" % kv for kv in e) + " },")
+        else:
+            self.add("\t{ 0 }, /* no vectors of this area were given */")
+        self.add("};")
+        self.add("const size_t %s_count = %d;" % (name, len(entries)))
+        self.add()
+
+
+def c_string(s):
+    out = []
+    for ch in s.encode("utf-8"):
+        c = chr(ch)
+        if c in "\\\"":
+            out.append("\\" + c)
+        elif 32 <= ch < 127 and c != "?":  # '?' escaped so no trigraph can form
+            out.append(c)
+        else:
+            out.append("\\%03o" % ch)
+    return '"' + "".join(out) + '"'
+
+
+def c_u64(value):
+    if isinstance(value, str):
+        value = int(value, 16)
+    return "0x%xull" % value
+
+
+def c_bytes(data):
+    return ["0x%02x" % b for b in data]
+
+
+def tests_of(docs):
+    for doc in docs:
+        for group in doc["testGroups"]:
+            for test in group["tests"]:
+                yield test
+
+
+def emit_read_format(docs, c):
+    entries = []
+    for t in tests_of(docs):
+        fields = c.static_array("struct pecs_vec_field", "rf_fields",
+                                ["{ %s, %d, %d }" % (c_string(f["name"]), f["offset"], f["size"])
+                                 for f in t["fields"]], per_line=1)
+        entries.append([("tc_id", t["tcId"]), ("comment", c_string(t["comment"])),
+                        ("read_format", c_u64(t["read_format"])), ("nr_members", t["nr_members"]),
+                        ("size", t["size"]), ("fields", fields), ("nr_fields", len(t["fields"]))])
+    c.table("struct pecs_vec_read_format", "pecs_vec_read_formats", entries)
+
+
+def emit_mmap_page(docs, c):
+    fields, bits = [], []
+    for t in tests_of(docs):
+        if "offset" in t:
+            fields.append([("tc_id", t["tcId"]), ("name", c_string(t["name"])),
+                           ("offset", t["offset"]), ("size", t["size"])])
+        else:
+            bits.append([("tc_id", t["tcId"]), ("name", c_string(t["name"])), ("bit", t["bit"])])
+    c.table("struct pecs_vec_layout", "pecs_vec_mmap_page", fields)
+    c.table("struct pecs_vec_bit", "pecs_vec_mmap_caps", bits)
+
+
+def emit_attr_sizes(docs, c):
+    c.table("struct pecs_vec_attr_size", "pecs_vec_attr_sizes",
+            [[("tc_id", t["tcId"]), ("name", c_string(t["name"])), ("size", t["size"])]
+             for t in tests_of(docs)])
+
+
+def emit_ioctl_requests(docs, c):
+    c.table("struct pecs_vec_ioctl", "pecs_vec_ioctls",
+            [[("tc_id", t["tcId"]), ("name", c_string(t["name"])),
+              ("request", "0x%xul" % int(t["request"], 16))] for t in tests_of(docs)])
+
+
+def _dynamic(c, ranges):
+    return c.static_array("struct pecs_vec_dynamic", "dynamic",
+                          ["{ %d, %d, %s }" % (d["offset"], d["size"], c_string(d["field"]))
+                           for d in ranges], per_line=1)
+
+
+def emit_record_layout(docs, c):
+    entries = []
+    for t in tests_of(docs):
+        s = t["sample"]
+        expected = bytes.fromhex(t["expected"])
+        ips = c.static_array("uint64_t", "ips", [c_u64(a) for a in s["ips"]])
+        exp = c.static_array("uint8_t", "expected", c_bytes(expected), per_line=16)
+        dyn = _dynamic(c, t["dynamic"])
+        entries.append([("tc_id", t["tcId"]), ("comment", c_string(t["comment"])),
+                        ("sample_type", c_u64(t["sample_type"])), ("read_format", c_u64(t["read_format"])),
+                        ("nr_members", t["nr_members"]), ("pid", s["pid"]), ("tid", s["tid"]),
+                        ("cpu", s["cpu"]), ("time", c_u64(s["time"])), ("period", c_u64(s["period"])),
+                        ("addr", c_u64(s["addr"])), ("ips", ips), ("nr_ips", len(s["ips"])),
+                        ("expected", exp), ("expected_len", len(expected)),
+                        ("dynamic", dyn), ("nr_dynamic", len(t["dynamic"]))])
+    c.table("struct pecs_vec_record", "pecs_vec_records", entries)
+
+
+def _stream_emitter(array):
+    def emit(docs, c):
+        entries = []
+        for t in tests_of(docs):
+            stream = t["stream"]
+            data = bytes.fromhex(stream["hex"]) if "hex" in stream else stream["text"].encode("utf-8")
+            exp = t["expected"]
+            samples = []
+            for smp in exp["samples"]:
+                ips = c.static_array("uint64_t", "ips", [c_u64(a) for a in smp["ips"]])
+                samples.append("{ %d, %d, %s, %s, %d }" % (smp["pid"], smp["tid"], c_u64(smp["time"]),
+                                                           ips, len(smp["ips"])))
+            ring = bytes.fromhex(exp["ring"]) if "ring" in exp else b""
+            error = exp.get("error")
+            entries.append([
+                ("tc_id", t["tcId"]), ("comment", c_string(t["comment"])),
+                ("result", c_string(t["result"])),
+                ("stream", c.static_array("uint8_t", "stream", c_bytes(data), per_line=16)),
+                ("stream_len", len(data)), ("is_text", int("text" in stream)),
+                ("chunks", c.static_array("uint32_t", "chunks", ["%du" % n for n in t.get("chunk", [])], 8)),
+                ("nr_chunks", len(t.get("chunk", []))),
+                ("koids", c.static_array("struct pecs_vec_koid", "koids",
+                                         ["{ %s, %d }" % (c_u64(k["koid"]), k["linux_id"])
+                                          for k in t.get("koids", [])], per_line=1)),
+                ("nr_koids", len(t.get("koids", []))),
+                ("sample_type", c_u64(t["sample_type"])), ("read_format", c_u64(t.get("read_format", 0))),
+                ("sample_period", c_u64(t.get("sample_period", 0))),
+                ("ids", c.static_array("uint64_t", "ids", [c_u64(i) for i in t.get("ids", [])])),
+                ("nr_ids", len(t.get("ids", []))),
+                ("samples", c.static_array("struct pecs_vec_stream_sample", "samples", samples, 1)),
+                ("nr_samples", len(samples)),
+                ("ring", c.static_array("uint8_t", "ring", c_bytes(ring), per_line=16)),
+                ("ring_len", len(ring)), ("has_ring", int("ring" in exp)),
+                ("dynamic", _dynamic(c, exp.get("dynamic", []))), ("nr_dynamic", len(exp.get("dynamic", []))),
+                ("error_code", c_string(error["code"]) if error else "NULL"),
+                ("error_offset", c_u64(error["offset"]) if error else "0"),
+            ])
+        c.table("struct pecs_vec_stream", array, entries)
+    return emit
+
+
+EMITTERS = {
+    "read_format": emit_read_format,
+    "mmap_page": emit_mmap_page,
+    "attr_sizes": emit_attr_sizes,
+    "ioctl_requests": emit_ioctl_requests,
+    "record_layout": emit_record_layout,
+    "fxt": _stream_emitter("pecs_vec_fxt"),
+    "markup": _stream_emitter("pecs_vec_markup"),
+}
+
+
+def load_plugins(emitters):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "*_to_c.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location("pecs_vectors_plugin_" + name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        emitters.update(getattr(mod, "EMITTERS", {}))
+
+
+def convert(paths, emitters=None):
+    """The C source for the given vector files (order of files inside an area: sorted)."""
+    emitters = dict(EMITTERS if emitters is None else emitters)
+    by_area = {}
+    for path in sorted(paths):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if doc.get("area") not in emitters:
+            raise ValueError("%s: no C emitter for area %r" % (path, doc.get("area")))
+        by_area.setdefault(doc["area"], []).append(doc)
+    c = CSource()
+    c.add("/* Generated by harness/pecs_vectors/to_c.py from vectors/; do not edit. */")
+    c.add("#include <stddef.h>")
+    c.add("#include <stdint.h>")
+    c.add()
+    c.add('#include "pecs/vectors.h"')
+    c.add()
+    for area in emitters:
+        c.add("/* ---- %s ---- */" % area)
+        emitters[area](by_area.get(area, []), c)
+    return "\n".join(c.lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="vector JSON -> C arrays")
+    p.add_argument("--out", required=True)
+    p.add_argument("files", nargs="+")
+    args = p.parse_args(argv)
+    emitters = dict(EMITTERS)
+    load_plugins(emitters)
+    text = convert(args.files, emitters)
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
