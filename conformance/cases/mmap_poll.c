@@ -1,0 +1,68 @@
+/* poll() on an event fd (perf_poll() in kernel/events/core.c, measured here): no buffer
+ * is a hang-up, a mapped ring is readable only after a wakeup, and a wakeup is reported
+ * once. */
+#include <poll.h>
+#include <sys/mman.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+
+static int open_sampler(struct pecs_t *t, uint32_t wakeup_events)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, PECS_SAMPLE_IP | PECS_SAMPLE_TID);
+	a.wakeup_events = wakeup_events;
+	return pecs_open(t, &a, 0, -1, -1, 0);
+}
+
+PECS_CASE(poll_no_buffer, "Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
+{
+	int fd = open_sampler(t, 1), r;
+
+	PECS_CHECK_OK(t, fd);
+	r = pecs_poll(t, fd, POLLIN, 0);
+	PECS_CHECK_OK(t, r);
+	PECS_CHECK(t, r & POLLHUP, "revents 0x%x without POLLHUP", r);
+}
+
+PECS_CASE(poll_mapped_empty, "Required.Poll.Mapped.EmptyIsZero", "poll,mmap",
+	  "POLL-MAPPED-EMPTY")
+{
+	struct pecs_ring r;
+	int fd = open_sampler(t, 1);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
+}
+
+PECS_CASE(poll_wakeup, "Required.Poll.Wakeup.PollinAfterWakeupEventsOnce",
+	  "poll,mmap,sampling", "POLL-WAKEUP-EVENTS,POLL-WAKEUP-ONCE")
+{
+	const int wakeup = 16;
+	struct pecs_ring r;
+	int fd = open_sampler(t, (uint32_t)wakeup), n, rev;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	/* Fewer samples than wakeup_events: not readable yet. */
+	n = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 1, 1000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	n = pecs_ring_count(&r, PECS_RECORD_SAMPLE);
+	PECS_CHECK(t, n >= 1, "no sample");
+	if (n < wakeup)
+		PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
+	/* Enough for a wakeup: POLLIN, then nothing until the next one. */
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	n = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, wakeup, 1000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK(t, n >= wakeup, "only %d samples", n);
+	rev = pecs_poll(t, fd, POLLIN, 100);
+	PECS_CHECK_OK(t, rev);
+	PECS_CHECK(t, rev & POLLIN, "revents 0x%x after %d samples (wakeup_events %d)", rev, n,
+		   wakeup);
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
+}
