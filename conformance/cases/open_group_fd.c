@@ -1,0 +1,161 @@
+/* perf_event_open(2) group_fd: what may lead a group and what may join one. */
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support_counting.h"
+
+PECS_CASE(open_group_bad_fd, "Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GROUP-FD-EBADF")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, 9999, 0), EBADF);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, -2, 0), EBADF);
+	/* the group flags do not turn a bad group_fd into no group */
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, 9999, PECS_FLAG_FD_NO_GROUP), EBADF);
+}
+
+/* An fd of this process that is no event of the implementation's. */
+PECS_CASE(open_group_not_event, "Required.Open.GroupFd.NotAnEventEbadf", "",
+	  "OPEN-GROUP-FD-EBADF")
+{
+	struct pecs_attr attr;
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (null_fd < 0)
+		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int ret = pecs_open(t, &attr, 0, -1, null_fd, 0);
+
+	close(null_fd);
+	PECS_CHECK_ERR(t, ret, EBADF);
+}
+
+/* Groups are one level deep: a member cannot lead. */
+PECS_CASE(open_group_member_as_leader, "Required.Open.GroupFd.MemberAsLeaderEinval",
+	  "read.group", "OPEN-GROUP-NESTED-EINVAL")
+{
+	struct pecs_attr attr;
+	int fds[2];
+
+	PECS_CHECK_OK(t, pecs_cnt_open_group(t, 0, 2, fds, NULL));
+	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, fds[1], 0), EINVAL);
+	/* the leader still takes members */
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, fds[0], 0));
+}
+
+PECS_CASE(open_group_other_cpu, "Required.Open.GroupFd.LeaderOnOtherCpuEinval", "read.group",
+	  "OPEN-GROUP-CPU-EINVAL")
+{
+	struct pecs_attr attr;
+
+	if (pecs_host(t)->ncpus < 2)
+		PECS_ENV_SKIP(t, "needs two cpus, the host has %d", pecs_host(t)->ncpus);
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int leader = PECS_OPEN(t, &attr, 0, 0, -1, 0);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, 1, leader, 0), EINVAL);
+	/* any cpu is not the same cpu either */
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, 0, leader, 0));
+
+	int any = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, 0, any, 0), EINVAL);
+}
+
+/* Only the leader decides how the group is scheduled. */
+PECS_CASE(open_group_member_pinned, "Required.Open.GroupFd.MemberPinnedEinval", "read.group",
+	  "OPEN-GROUP-MEMBER-SCHED-EINVAL")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	attr.flags |= PECS_ATTR_PINNED;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
+	/* a pinned leader is fine */
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0));
+}
+
+PECS_CASE(open_group_member_exclusive, "Required.Open.GroupFd.MemberExclusiveEinval",
+	  "read.group", "OPEN-GROUP-MEMBER-SCHED-EINVAL")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	attr.flags |= PECS_ATTR_EXCLUSIVE;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
+}
+
+PECS_CASE(open_group_inherit_differs, "Required.Open.GroupFd.InheritDiffersEinval",
+	  "read.group", "OPEN-GROUP-INHERIT-EINVAL")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int plain = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	attr.flags |= PECS_ATTR_INHERIT;
+	int inheriting = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, plain, 0), EINVAL);
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, inheriting, 0));
+	attr.flags &= ~PECS_ATTR_INHERIT;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, inheriting, 0), EINVAL);
+}
+
+/* Members share the leader's clock, so that their times can be compared. */
+PECS_CASE(open_group_clock_differs, "Required.Open.GroupFd.ClockDiffersEinval", "read.group",
+	  "OPEN-GROUP-CLOCK-EINVAL")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int plain = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	attr.flags |= PECS_ATTR_USE_CLOCKID;
+	attr.clockid = CLOCK_MONOTONIC_RAW;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, plain, 0), EINVAL);
+	int raw = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, raw, 0));
+	attr.clockid = CLOCK_MONOTONIC;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, raw, 0), EINVAL);
+}
+
+/* A group read must fit 16 KiB: the open that would make the group's read larger fails.
+ * With PERF_FORMAT_GROUP alone a read is 8 + 8 per event, so 2047 events fit exactly
+ * and the 2048th is refused. */
+PECS_CASE(open_group_read_size, "Required.Open.GroupFd.ReadSizeOver16KiBE2big", "read.group",
+	  "OPEN-GROUP-READ-SIZE-E2BIG")
+{
+	uint32_t fit = (PECS_READ_SIZE_MAX - 8) / 8;
+	struct pecs_attr attr;
+	struct rlimit lim;
+	static uint64_t buf[PECS_READ_SIZE_MAX / 8 + 8];
+	uint32_t n;
+	int leader, ret;
+
+	/* an implementation whose events are fds needs one per event: raise the soft limit
+	 * toward the hard one if it is short (a raise only, harmless to the rest) */
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < fit + 64 &&
+	    lim.rlim_max >= fit + 64) {
+		lim.rlim_cur = fit + 64;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	for (n = 1; n < fit; n++) {
+		ret = pecs_open(t, &attr, 0, -1, leader, 0);
+		if (ret == -EMFILE || ret == -ENFILE)
+			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
+				      n + 1, fit + 16);
+		PECS_CHECK(t, ret >= 0, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
+	}
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
+	/* E2BIG here is about the group, not the attr: the size field is left alone */
+	PECS_CHECK_EQ(t, attr.size, pecs_host(t)->attr_size);
+	/* the group that stays reads exactly 16 KiB */
+	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), PECS_READ_SIZE_MAX);
+	PECS_CHECK_EQ(t, buf[0], fit);
+}
