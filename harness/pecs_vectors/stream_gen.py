@@ -302,7 +302,8 @@ NOTES = {
     "KoidMap": "Fuchsia koids mapped to Linux pid/tid; unmapped samples are dropped and counted.",
     "Timebase": "Init record ticks-per-second conversion of backtrace timestamps to ns.",
     "Skipped": "Records or elements the pipeline does not use, passed over.",
-    "Detect": "The format is taken from the first 8 bytes (the FXT magic word or not).",
+    "Detect": "Decodes the same with the format named or detected from the first 8 bytes "
+              "(the FXT magic word or not).",
     "Malformed": "The stream is malformed: decoding stops with error {code, offset}; samples "
                  "decoded before the bad record or line are still delivered.",
     "Truncated": "The stream ends inside a record or line.",
@@ -311,39 +312,40 @@ NOTES = {
     "WorkedExample": "A worked example printed in the source.",
 }
 
-CHUNKS = [0, 1, 3, 8, 13]
+# Successive read sizes for a consumer that feeds one schedule (the rest comes last).
+CHUNKS = [1, 2, 5, 8, 13]
 
 
 def _emit(group, comment, flags, out, fmt, sample_type, period, result=None):
+    """One test in the common streamTest shape (vectors/schema/common.schema.json)."""
     if result is None:
         result = "invalid" if out.error else "valid"
+    flags = list(flags)
     if out.error and "Malformed" not in flags:
-        flags = list(flags) + ["Malformed"]
+        flags.append("Malformed")
     if out.error and out.samples and "KeptBeforeError" not in flags:
-        flags = list(flags) + ["KeptBeforeError"]
+        flags.append("KeptBeforeError")
     if len(out.data) > 4096 and "LongStream" not in flags:
-        flags = list(flags) + ["LongStream"]
-    expected = b"".join(sample_record(sample_type, s, period) for s in out.samples)
+        flags.append("LongStream")
+    ring = b"".join(sample_record(sample_type, s, period) for s in out.samples)
+    if fmt == "markup":
+        stream = {"text": bytes(out.data).decode("ascii")}
+    else:
+        stream = {"hex": document.hex_bytes(out.data)}
     test = {
-        "format": fmt,
-        "stream": document.hex_bytes(out.data),
-    }
-    if fmt == "markup" or (fmt == "detect" and out.data[:1] != b"\x10"):
-        try:
-            test["text"] = bytes(out.data).decode("ascii")
-        except UnicodeDecodeError:
-            pass
-    test.update({
-        "chunk_sizes": CHUNKS,
+        "stream": stream,
+        "chunk": CHUNKS,
         "koids": [{"koid": k, "linux_id": v} for k, v in sorted(out.koids.items())],
         "sample_type": sample_type,
-        "period": period,
-        "samples": [{"pid": s["pid"], "tid": s["tid"], "time": s["time"],
-                     "ips": [document.hex_u64(ip) for ip in s["ips"]]} for s in out.samples],
-        "dropped_unmapped": out.dropped,
-        "expected": document.hex_bytes(expected),
-        "error": out.error,
-    })
+        "sample_period": period,
+        "expected": {
+            "samples": [{"pid": s["pid"], "tid": s["tid"], "time": s["time"],
+                         "ips": [document.hex_u64(ip) for ip in s["ips"]]} for s in out.samples],
+            "ring": document.hex_bytes(ring),
+            "error": out.error,
+        },
+        "x_dropped_unmapped": out.dropped,
+    }
     group.add(comment, flags, result, **test)
 
 
@@ -355,7 +357,7 @@ M = {1001: 42, 1002: 43, 2001: 50, 2002: 51, 2003: 52}
 
 
 def _fxt_valid(vf):
-    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF, sample_type=ST_FULL, period=PERIOD)
+    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
     def add(comment, flags, out, fmt="fxt"):
         _emit(g, comment, flags, out, fmt, ST_FULL, PERIOD)
@@ -366,11 +368,12 @@ def _fxt_valid(vf):
         ["Framing", "InlineRefs", "KoidMap"],
         Fxt(M).init(10 ** 9).bt(5000, [0x401000, 0x402000], 1001, 1002))
     out = Fxt()
-    h = header(10, 6, sub=(2, 16, 19), thread=(0, 20, 27), nr=(2, 28, 35))
+    # The example carries 2 in the reserved bits [36..63] too; a reader ignores them.
+    h = header(10, 6, sub=(2, 16, 19), thread=(0, 20, 27), nr=(2, 28, 35), res=(2, 36, 63))
     assert h == 0x000000202002006A  # the research notes' worked header
     out.expect_sample(789, 987, 7000, [0x402a964b1499, 0x4ae0293b])
     out.add(words(h, 7000, 789, 987, 0x402a964b1499, 0x4ae0293b))
-    add("worked example: header 0x000000202002006a, ticks 7000, koids 789/987, two ips, "
+    add("worked example: header 0x000000202002006a (reserved bits [36..63] = 2), ticks 7000, koids 789/987, two ips, "
         "identity koid map", ["WorkedExample", "InlineRefs"], out)
     add("init 1000 ticks/s: 3 ticks are 3,000,000,000 ns",
         ["Timebase"], Fxt(M).init(1000).bt(3, [0x401000], 1001, 1002))
@@ -430,10 +433,9 @@ def _fxt_valid(vf):
         Fxt(M).bt(1, [0x401000], 1001, 1002).add(rec_magic()).bt(2, [0x401008], 1001, 1002))
     add("255 frames, the most a backtrace header can count",
         ["InlineRefs"], Fxt(M).bt(9, [0x7f0000000000 + 8 * i for i in range(255)], 1001, 1002))
-    add("a record of 0xfff words (the largest ordinary size): 255-frame backtrace then a "
-        "string record padded to the maximum",
-        ["Framing", "LongStream"],
-        Fxt(M).add(rec_string(5, "x" * 0x7fff, nwords=0xfff)).bt(1, [0x401000], 1001, 1002))
+    add("a record of 0xfff words, the largest ordinary size (a 32752-byte string), then a "
+        "backtrace", ["Framing", "LongStream"],
+        Fxt(M).add(rec_string(5, "x" * 8 * 0xffe)).bt(1, [0x401000], 1001, 1002))
     out = Fxt(M).init(10 ** 6)
     for i in range(24):
         pk, tk = [(1001, 1002), (2001, 2002), (2001, 2003)][i % 3]
@@ -442,8 +444,7 @@ def _fxt_valid(vf):
 
 
 def _fxt_koid(vf):
-    g = vf.group("FxtStreamTest", "fuchsia-source", FUCHSIA_REF, sample_type=ST_FUCHSIA,
-                 period=PERIOD)
+    g = vf.group("FxtStreamTest", "fuchsia-source", FUCHSIA_REF)
     out = Fxt({1001: 42, 1002: 43}).bt(1000, [0x12345678], 1001, 1002)
     out.bt(2000, [0x87654321], 9999, 9998)
     assert sample_record(ST_FUCHSIA, out.samples[0], PERIOD) == bytes.fromhex(
@@ -460,7 +461,7 @@ def _fxt_koid(vf):
 
 
 def _fxt_malformed(vf):
-    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF, sample_type=ST_FULL, period=PERIOD)
+    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
     def add(comment, out, flags=("Malformed",)):
         _emit(g, comment, list(flags), out, "fxt", ST_FULL, PERIOD)
@@ -518,29 +519,43 @@ def _fxt_malformed(vf):
     add("two samples, a bad backtrace, then a good one that must not be delivered", out)
 
 
-def _detect(vf):
-    g = vf.group("StreamDetectTest", "fxt-spec", FXT_REF + "; " + MARKUP_REF,
-                 sample_type=ST_MARKUP, period=PERIOD)
+def _detect_fxt(vf):
+    """Detection cases whose bytes start as FXT; they decode the same whether the consumer
+    names the format or lets the first 8 bytes decide (flag Detect)."""
+    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
     def add(comment, out, flags=("Detect",)):
-        _emit(g, comment, list(flags), out, "detect", ST_MARKUP, PERIOD)
+        _emit(g, comment, list(flags), out, "fxt", ST_MARKUP, PERIOD)
 
-    add("empty stream: no format, no samples, no error", Fxt(magic=False))
-    add("FXT found by its magic word", Fxt(M).bt(1, [0x401000, 0x401100], 1001, 1002))
-    add("markup found by the absence of the magic word",
-        Markup(M).sample(1001, 1002, [0x401000, 0x401100]).finish())
-    add("markup shorter than 8 bytes", Markup(M).text("1001\n").finish())
-    add("3 bytes of the magic word, then the end: a truncated FXT stream",
+    add("detect: empty stream, no format, no samples, no error", Fxt(magic=False))
+    add("detect: FXT found by its magic word", Fxt(M).bt(1, [0x401000, 0x401100], 1001, 1002))
+    add("detect: 3 bytes of the magic word, then the end: a truncated FXT stream",
         Fxt(magic=False).bad("TRUNCATED", u64(MAGIC)[:3]), ["Detect", "Truncated"])
-    add("7 bytes of the magic word, then the end",
+    add("detect: 7 bytes of the magic word, then the end",
         Fxt(magic=False).bad("TRUNCATED", u64(MAGIC)[:7]), ["Detect", "Truncated"])
-    add("first byte as in FXT, then text: markup, and a bad line",
+
+
+def _detect_markup(vf):
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+
+    def add(comment, out, flags=("Detect",)):
+        _emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
+
+    add("detect: markup found by the absence of the magic word",
+        Markup(M).sample(1001, 1002, [0x401000, 0x401100]).finish())
+    add("detect: markup shorter than 8 bytes", Markup(M).text("1001\n").finish())
+    add("detect: first byte as in FXT, then text: markup, and a bad line",
         Markup(M).bad("MARKUP_BAD_LINE", b"\x10abc\n"))
 
 
+def _set_block(out, pid, tid, ips):
+    """For streams written by hand with .text(): the block those lines leave open."""
+    out.block = [pid, tid, list(ips)]
+    return out
+
+
 def _markup(vf):
-    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF,
-                 sample_type=ST_MARKUP, period=PERIOD)
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
 
     def add(comment, flags, out):
         _emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
@@ -554,8 +569,9 @@ def _markup(vf):
     add("frames without a pc/ra suffix", [],
         Markup(M).sample(2001, 2002, [0x10, 0x20], kinds=["", ""]).finish())
     add("leading spaces and tabs, trailing blanks, CRLF line ends and blank lines", [],
-        Markup(M).text("\n  1001\r\n\t1002 \n  {{{bt:0:0x401000:pc}}}  \r\n\n"
-                       "\t{{{bt:1:0x402000:ra}}}\n").close())
+        _set_block(Markup(M).text("\n  1001\r\n\t1002 \n  {{{bt:0:0x401000:pc}}}  \r\n\n"
+                                  "\t{{{bt:1:0x402000:ra}}}\n"), 1001, 1002, [0x401000, 0x402000])
+        .close())
     out = Markup(M)
     out.sample(1001, 1002, [0x401000, 0x401100])
     out.close()
@@ -632,13 +648,14 @@ def build_fxt():
     _fxt_valid(vf)
     _fxt_koid(vf)
     _fxt_malformed(vf)
-    _detect(vf)
+    _detect_fxt(vf)
     return vf
 
 
 def build_markup():
     vf = document.VectorFile("markup", NOTES)
     _markup(vf)
+    _detect_markup(vf)
     return vf
 
 

@@ -1,0 +1,440 @@
+#include "pecs/stream/markup_reader.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum block_state {
+	WANT_PID,
+	WANT_TID,
+	IN_BLOCK,
+};
+
+struct ref_markup_reader {
+	struct ref_stream_target target;
+	struct ref_stream_observer observer;
+	bool have_observer;
+
+	uint64_t offset;     /* stream offset of the next byte pushed */
+	uint64_t line_start; /* stream offset of the line being gathered or parsed */
+	size_t line_len;
+
+	enum block_state state;
+	uint64_t pkoid, tkoid;
+	uint32_t nr;
+
+	struct ref_stream_error err;
+	int err_ret;
+	struct ref_stream_stats stats;
+
+	uint64_t ips[REF_STREAM_MAX_FRAMES];
+	char line[REF_MARKUP_MAX_LINE];
+};
+
+/* A field of an element: [p, p + n). */
+struct span {
+	const char *p;
+	size_t n;
+};
+
+int ref_markup_reader_new(struct ref_markup_reader **out, const struct ref_stream_target *target)
+{
+	struct ref_markup_reader *r;
+
+	if (!out || !target || target->size < sizeof(*target) || !target->sink)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->target = *target;
+	if (target->observer) {
+		size_t n = target->observer->size < sizeof(r->observer) ? target->observer->size
+									: sizeof(r->observer);
+		memcpy(&r->observer, target->observer, n);
+		r->have_observer = true;
+	}
+	r->stats.size = sizeof(r->stats);
+	*out = r;
+	return 0;
+}
+
+void ref_markup_reader_free(struct ref_markup_reader *r)
+{
+	free(r);
+}
+
+static int fail(struct ref_markup_reader *r, enum ref_stream_errc code)
+{
+	r->err.code = code;
+	r->err.offset = r->line_start;
+	r->err_ret = -EBADMSG;
+	return r->err_ret;
+}
+
+static bool span_is(struct span s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decimal without sign or spaces, as the spec's %u / %i in decimal. */
+static bool parse_dec(struct span s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (s.n == 0)
+		return false;
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.p[i] < '0' || s.p[i] > '9')
+			return false;
+		if (x > (UINT64_MAX - (s.p[i] - '0')) / 10)
+			return false;
+		x = x * 10 + (s.p[i] - '0');
+	}
+	*v = x;
+	return true;
+}
+
+/* %p: "0x" then 1 to 16 hex digits. */
+static bool parse_addr(struct span s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (s.n < 3 || s.n > 18 || s.p[0] != '0' || (s.p[1] != 'x' && s.p[1] != 'X'))
+		return false;
+	for (size_t i = 2; i < s.n; i++) {
+		int d = hexval(s.p[i]);
+
+		if (d < 0)
+			return false;
+		x = (x << 4) | (unsigned)d;
+	}
+	*v = x;
+	return true;
+}
+
+/* %i: decimal or 0x-prefixed hex. */
+static bool parse_int(struct span s, uint64_t *v)
+{
+	return parse_addr(s, v) || parse_dec(s, v);
+}
+
+/* Splits content at ':' into at most max fields; returns the count, or max + 1 when
+ * there are more. */
+static size_t split(struct span c, struct span *f, size_t max)
+{
+	size_t n = 0;
+	const char *p = c.p, *end = c.p + c.n;
+
+	for (;;) {
+		const char *colon = memchr(p, ':', end - p);
+		const char *stop = colon ? colon : end;
+
+		if (n == max)
+			return max + 1;
+		f[n].p = p;
+		f[n].n = stop - p;
+		n++;
+		if (!colon)
+			return n;
+		p = colon + 1;
+	}
+}
+
+static int deliver(struct ref_markup_reader *r)
+{
+	struct pecs_sample s;
+	uint32_t pid, tid;
+	int ret;
+
+	if (r->state != IN_BLOCK || r->nr == 0)
+		return 0;
+	if (ref_stream_map_koid(&r->target, r->pkoid, &pid) ||
+	    ref_stream_map_koid(&r->target, r->tkoid, &tid)) {
+		r->stats.dropped_unmapped++;
+		r->nr = 0;
+		return 0;
+	}
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.pid = pid;
+	s.tid = tid;
+	s.misc = PECS_MISC_USER;
+	s.nr_ips = r->nr;
+	s.ips = r->ips;
+	r->nr = 0;
+	ret = r->target.sink(r->target.sink_ctx, &s);
+	if (ret < 0) {
+		fail(r, REF_STREAM_E_SINK);
+		r->err_ret = ret;
+		return ret;
+	}
+	r->stats.samples++;
+	return 0;
+}
+
+static int do_number(struct ref_markup_reader *r, struct span s)
+{
+	uint64_t v;
+	int ret;
+
+	if (!parse_dec(s, &v))
+		return fail(r, REF_MARKUP_E_BAD_NUMBER);
+	switch (r->state) {
+	case WANT_TID:
+		r->tkoid = v;
+		r->state = IN_BLOCK;
+		r->nr = 0;
+		return 0;
+	case IN_BLOCK:
+		ret = deliver(r);
+		if (ret)
+			return ret;
+		/* the number opens the next block */
+		__attribute__((fallthrough));
+	case WANT_PID:
+		r->pkoid = v;
+		r->state = WANT_TID;
+		return 0;
+	}
+	return 0;
+}
+
+static int do_bt(struct ref_markup_reader *r, struct span c)
+{
+	struct span f[4];
+	size_t n = split(c, f, 4);
+	uint64_t index, addr;
+	int ret;
+
+	if (n < 3 || n > 4 || !parse_dec(f[1], &index) || !parse_addr(f[2], &addr) ||
+	    (n == 4 && !span_is(f[3], "pc") && !span_is(f[3], "ra")))
+		return fail(r, REF_MARKUP_E_BAD_BT);
+	if (r->state != IN_BLOCK)
+		return fail(r, REF_MARKUP_E_BT_OUTSIDE_BLOCK);
+	/* A new frame 0 under the same ids starts another sample of that thread. */
+	if (index == 0 && r->nr) {
+		ret = deliver(r);
+		if (ret)
+			return ret;
+	}
+	if (index != r->nr)
+		return fail(r, REF_MARKUP_E_BAD_FRAME_INDEX);
+	if (r->nr == REF_STREAM_MAX_FRAMES)
+		return fail(r, REF_MARKUP_E_TOO_MANY_FRAMES);
+	r->ips[r->nr++] = addr;
+	return 0;
+}
+
+static bool is_hex_bytes(struct span s)
+{
+	if (s.n == 0 || s.n % 2)
+		return false;
+	for (size_t i = 0; i < s.n; i++)
+		if (hexval(s.p[i]) < 0)
+			return false;
+	return true;
+}
+
+static int do_module(struct ref_markup_reader *r, struct span c)
+{
+	struct span f[5];
+	size_t n = split(c, f, 5);
+	uint8_t id[64];
+	uint64_t mid;
+
+	if (n != 5 || !parse_int(f[1], &mid) || mid > UINT32_MAX || f[2].n == 0 ||
+	    !span_is(f[3], "elf") || !is_hex_bytes(f[4]) || f[4].n / 2 > sizeof(id))
+		return fail(r, REF_MARKUP_E_BAD_MODULE);
+	for (size_t i = 0; i < f[4].n / 2; i++)
+		id[i] = (uint8_t)(hexval(f[4].p[2 * i]) << 4 | hexval(f[4].p[2 * i + 1]));
+	if (r->have_observer && r->observer.module)
+		r->observer.module(r->target.observer_ctx, r->pkoid, (uint32_t)mid, f[2].p,
+				   f[2].n, id, f[4].n / 2);
+	return 0;
+}
+
+/* "r", "w", "x" in that order, each at most once: the spec's mode string. */
+static bool parse_mode(struct span s, uint32_t *flags)
+{
+	static const char order[] = "rwx";
+	static const uint32_t bits[] = { 4, 2, 1 };
+	size_t k = 0;
+
+	*flags = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		while (k < 3 && order[k] != s.p[i])
+			k++;
+		if (k == 3)
+			return false;
+		*flags |= bits[k++];
+	}
+	return true;
+}
+
+static int do_mmap(struct ref_markup_reader *r, struct span c)
+{
+	struct span f[7];
+	size_t n = split(c, f, 7);
+	uint64_t start, size, mid, vaddr;
+	uint32_t flags;
+
+	if (n != 7 || !parse_addr(f[1], &start) || !parse_int(f[2], &size) ||
+	    !span_is(f[3], "load") || !parse_int(f[4], &mid) || mid > UINT32_MAX ||
+	    !parse_mode(f[5], &flags) || !parse_addr(f[6], &vaddr))
+		return fail(r, REF_MARKUP_E_BAD_MMAP);
+	if (r->have_observer && r->observer.mmap)
+		r->observer.mmap(r->target.observer_ctx, r->pkoid, (uint32_t)mid, start, size,
+				 vaddr, flags);
+	return 0;
+}
+
+static int do_element(struct ref_markup_reader *r, const char *p, size_t n)
+{
+	const char *end = p + n, *close;
+	struct span c, tag;
+
+	/* p starts with "{{{"; the element must end the line (trailing blanks allowed). */
+	close = NULL;
+	for (const char *q = p + 3; q + 3 <= end; q++) {
+		if (q[0] == '}' && q[1] == '}' && q[2] == '}') {
+			close = q;
+			break;
+		}
+	}
+	if (!close)
+		return fail(r, REF_MARKUP_E_BAD_ELEMENT);
+	for (const char *q = close + 3; q < end; q++)
+		if (*q != ' ' && *q != '\t')
+			return fail(r, REF_MARKUP_E_BAD_ELEMENT);
+	c.p = p + 3;
+	c.n = close - c.p;
+	tag.p = c.p;
+	tag.n = c.n;
+	{
+		const char *colon = memchr(c.p, ':', c.n);
+
+		if (colon)
+			tag.n = colon - c.p;
+	}
+	if (tag.n == 0)
+		return fail(r, REF_MARKUP_E_BAD_ELEMENT);
+	if (span_is(tag, "bt"))
+		return do_bt(r, c);
+	if (span_is(tag, "reset")) {
+		int ret;
+
+		if (c.n != tag.n)
+			return fail(r, REF_MARKUP_E_BAD_RESET);
+		ret = deliver(r);
+		if (ret)
+			return ret;
+		r->state = WANT_PID;
+		return 0;
+	}
+	if (span_is(tag, "module"))
+		return do_module(r, c);
+	if (span_is(tag, "mmap"))
+		return do_mmap(r, c);
+	/* Other tags (symbol, data, hexdict, ...) carry nothing a sample needs. */
+	r->stats.skipped++;
+	return 0;
+}
+
+static int do_line(struct ref_markup_reader *r, const char *p, size_t n)
+{
+	int ret;
+
+	if (n && p[n - 1] == '\r')
+		n--;
+	while (n && (*p == ' ' || *p == '\t')) {
+		p++;
+		n--;
+	}
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n == 0)
+		ret = 0;
+	else if (*p >= '0' && *p <= '9')
+		ret = do_number(r, (struct span){ p, n });
+	else if (n >= 3 && p[0] == '{' && p[1] == '{' && p[2] == '{')
+		ret = do_element(r, p, n);
+	else
+		ret = fail(r, REF_MARKUP_E_BAD_LINE);
+	if (ret == 0)
+		r->stats.records++;
+	return ret;
+}
+
+int ref_markup_reader_feed(struct ref_markup_reader *r, const void *data, size_t len)
+{
+	const char *p = data;
+
+	if (r->err.code)
+		return r->err_ret;
+	while (len) {
+		const char *nl = memchr(p, '\n', len);
+		size_t take = nl ? (size_t)(nl - p) : len;
+
+		if (r->line_len == 0)
+			r->line_start = r->offset;
+		/* Checked on both paths so the verdict does not depend on chunking. */
+		if (r->line_len + take > sizeof(r->line))
+			return fail(r, REF_MARKUP_E_LINE_TOO_LONG);
+		if (!nl || r->line_len) {
+			memcpy(r->line + r->line_len, p, take);
+			r->line_len += take;
+		}
+		r->offset += take + (nl ? 1 : 0);
+		r->stats.bytes += take + (nl ? 1 : 0);
+		if (!nl)
+			break;
+		if (r->line_len) {
+			size_t n = r->line_len;
+
+			r->line_len = 0;
+			if (do_line(r, r->line, n))
+				return r->err_ret;
+		} else if (do_line(r, p, take)) {
+			return r->err_ret;
+		}
+		p += take + 1;
+		len -= take + 1;
+	}
+	return 0;
+}
+
+int ref_markup_reader_finish(struct ref_markup_reader *r)
+{
+	if (r->err.code)
+		return r->err_ret;
+	if (r->line_len)
+		return fail(r, REF_STREAM_E_TRUNCATED);
+	return deliver(r);
+}
+
+void ref_markup_reader_error(const struct ref_markup_reader *r, struct ref_stream_error *err)
+{
+	*err = r->err;
+}
+
+void ref_markup_reader_stats(const struct ref_markup_reader *r, struct ref_stream_stats *stats)
+{
+	size_t n = stats->size && stats->size < sizeof(*stats) ? stats->size : sizeof(*stats);
+
+	memcpy(stats, &r->stats, n);
+	stats->size = n;
+}
