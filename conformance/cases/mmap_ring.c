@@ -1,0 +1,227 @@
+/* The data area of the ring under live samples (kernel/events/ring_buffer.c, measured
+ * here): 8-byte granularity, the writable mode's flow control and LOST records, the
+ * read-only mode's overwriting, and records that run across the end of the area. */
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+
+static int open_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t read_format)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, sample_type);
+	a.read_format = read_format;
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL; /* keep LOST records at their bare 24 bytes */
+	return pecs_open(t, &a, 0, -1, -1, 0);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+PECS_CASE(ring_head_aligned, "Required.Ring.Head.MultipleOfEight", "mmap,sampling",
+	  "RING-HEAD-ALIGN8")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	int fd = open_sampler(t, st, 0), ret, n = 0;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	for (int i = 0; i < 20; i++) {
+		pecs_burn_cpu(PERIOD_NS);
+		PECS_CHECK(t, pecs_ring_head(&r) % 8 == 0, "data_head %llu",
+			   (unsigned long long)pecs_ring_head(&r));
+	}
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	while ((ret = pecs_ring_next(&r, &rec)) > 0)
+		n++;
+	PECS_CHECK_OK(t, ret);
+	PECS_CHECK(t, n > 0, "no records");
+	/* The walk ended exactly on data_head. */
+	PECS_CHECK_EQ(t, r.tail, pecs_ring_head(&r));
+}
+
+/* Fill a 1+1-page writable ring without consuming, then overrun it by ~30 periods.
+ * Returns the fixed record size through *rec_size. */
+static int fill_writable(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t st,
+			 uint64_t rf, size_t *rec_size)
+{
+	uint64_t full;
+	int64_t end = now_ms() + 2000;
+	int ret;
+
+	*rec_size = pecs_sample_size(st, rf, 1, 0);
+	if ((ret = pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, r)) < 0 ||
+	    (ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
+		return ret;
+	/* Full: no room for one more record below data_size - 8. */
+	full = r->data_size - 8 - *rec_size + 8;
+	while (pecs_ring_head(r) < full && now_ms() < end)
+		pecs_burn_cpu(PERIOD_NS * 10);
+	pecs_burn_cpu(30 * PERIOD_NS);
+	return pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
+}
+
+PECS_CASE(ring_writable_fill, "Required.Ring.Writable.FillsToDataSizeMinus8ThenLost",
+	  "mmap,sampling", "RING-WRITABLE-FILL,RING-LOST-RECORD")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	size_t size;
+	uint64_t id, lost_id, lost, head;
+	int fd = open_sampler(t, st, 0), n = 0, ret;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
+	PECS_CHECK_OK(t, fill_writable(t, fd, &r, st, 0, &size));
+	head = pecs_ring_head(&r);
+	PECS_CHECK(t, head <= r.data_size - 8, "data_head %llu past data_size - 8 (%llu)",
+		   (unsigned long long)head, (unsigned long long)(r.data_size - 8));
+	PECS_CHECK(t, head + size > r.data_size - 8, "data_head %llu: the ring never filled",
+		   (unsigned long long)head);
+	PECS_CHECK_EQ(t, head % size, 0);
+	/* Everything written is intact; consuming it lets the writer report the loss. */
+	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+		PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+		n++;
+	}
+	PECS_CHECK_OK(t, ret);
+	PECS_CHECK_EQ(t, (uint64_t)n * size, head);
+	pecs_ring_consume(&r);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK(t, pecs_ring_wait(&r, 0, 2, 1000) >= 2, "no records after consuming");
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_EQ(t, rec->size, 24);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, lost_id, id);
+	PECS_CHECK(t, lost >= 5, "LOST reports %llu after ~30 dropped periods",
+		   (unsigned long long)lost);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+}
+
+PECS_CASE(ring_lost_matches_read, "Required.Ring.Writable.LostRecordMatchesReadLost",
+	  "mmap,sampling,read.lost", "RING-LOST-EQ-READ")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const uint64_t rf = PECS_FORMAT_ID | PECS_FORMAT_LOST;
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	size_t size;
+	uint64_t v[3], lost_id, lost; /* value, id, lost */
+	int fd = open_sampler(t, st, rf), ret;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, fill_writable(t, fd, &r, st, rf, &size));
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	PECS_CHECK(t, v[2] > 0, "read() reports no loss after overrunning the ring");
+	while ((ret = pecs_ring_next(&r, &rec)) > 0)
+		;
+	PECS_CHECK_OK(t, ret);
+	pecs_ring_consume(&r);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK(t, pecs_ring_wait(&r, 0, 1, 1000) >= 1, "no records after consuming");
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, lost_id, v[1]);
+	PECS_CHECK_EQ(t, lost, v[2]);
+}
+
+PECS_CASE(ring_overwrite, "Required.Ring.Overwrite.HeadRunsPastTailIgnored",
+	  "mmap.overwrite,sampling", "RING-OVERWRITE")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	struct pecs_ring r;
+	int64_t end = now_ms() + 2000;
+	int fd = open_sampler(t, st, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	while (pecs_ring_head(&r) <= 2 * r.data_size && now_ms() < end)
+		pecs_burn_cpu(PERIOD_NS * 10);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK(t, pecs_ring_head(&r) > 2 * r.data_size,
+		   "data_head %llu never passed twice data_size %llu",
+		   (unsigned long long)pecs_ring_head(&r), (unsigned long long)r.data_size);
+	PECS_CHECK_EQ(t, pecs_ring_tail_published(&r), 0);
+	PECS_CHECK_EQ(t, pecs_ring_head(&r) % 8, 0);
+}
+
+/* A 1+1-page ring drained as it fills wraps several times; every record, including the
+ * ones cut by the end of the area, must parse as the sample it is. The sample size
+ * (40 bytes) does not divide the area, so some records do straddle the end. */
+PECS_CASE(ring_wrap, "Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling",
+	  "RING-WRAP")
+{
+	const uint64_t st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
+			    PECS_SAMPLE_TIME;
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_ring r;
+	uint64_t id, last_time = 0;
+	int64_t end = now_ms() + 3000;
+	int fd = open_sampler(t, st, 0), wrapped = 0, ret;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	while ((r.tail < 3 * r.data_size || wrapped < 2) && now_ms() < end) {
+		pecs_burn_cpu(PERIOD_NS * 10);
+		while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+			PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+			PECS_CHECK_EQ(t, rec->size, pecs_sample_size(st, 0, 1, 0));
+			PECS_CHECK_OK(t, pecs_parse_sample(rec, st, 0, &s));
+			PECS_CHECK_EQ(t, s.identifier, id);
+			PECS_CHECK_EQ(t, s.pid, getpid());
+			PECS_CHECK_EQ(t, s.tid, pecs_gettid());
+			PECS_CHECK(t, s.time >= last_time, "time went back at offset %llu",
+				   (unsigned long long)r.last_offset);
+			last_time = s.time;
+			wrapped += r.last_wrapped;
+		}
+		PECS_CHECK_OK(t, ret);
+		pecs_ring_consume(&r);
+	}
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK(t, wrapped >= 2, "%d records crossed the end in %llu bytes", wrapped,
+		   (unsigned long long)r.tail);
+}
+
+/* A metadata-only mapping has no data area: samples go nowhere and are not counted
+ * as lost either. */
+PECS_CASE(ring_one_page, "Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost",
+	  "RING-ONE-PAGE")
+{
+	struct pecs_ring r;
+	uint64_t v[3]; /* value, id, lost */
+	int fd = open_sampler(t, PECS_SAMPLE_IP, PECS_FORMAT_ID | PECS_FORMAT_LOST);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 0, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	pecs_burn_cpu(20 * PERIOD_NS);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK_EQ(t, r.meta->data_size, 0);
+	PECS_CHECK_EQ(t, pecs_ring_head(&r), 0);
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	PECS_CHECK(t, v[0] > 0, "the event did not run");
+	PECS_CHECK_EQ(t, v[2], 0);
+}
