@@ -1,0 +1,307 @@
+/* PERF_RECORD_SAMPLE from live TASK_CLOCK samples of this thread, for several
+ * sample_type sets: field order and size (perf_output_sample() in kernel/events/core.c),
+ * and the values Linux puts there (measured here). Each case burns CPU until it has
+ * SAMPLES samples or a second passes, then walks every record. */
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+#define SAMPLES 8
+
+struct walk {
+	uint64_t st, rf;
+	unsigned int nr_members;
+	uint64_t ids[2];  /* IOC_ID of the sampling event, and of its group partner */
+	uint64_t last_time, last_value, last_enabled;
+	int n;
+};
+
+typedef int (*check_fn)(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s);
+
+/* Enable (the whole group when `group`), collect, disable, then check every record:
+ * the invariants every sample shares here, then `check`. */
+static void run_walk(struct pecs_t *t, int fd, int enable_fd, int group, struct walk *w,
+		     check_fn check)
+{
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_ring r;
+	int ret;
+
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, enable_fd, PECS_IOC_ENABLE, group ? PECS_IOC_FLAG_GROUP : 0));
+	ret = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, SAMPLES, 1000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, enable_fd, PECS_IOC_DISABLE, group ? PECS_IOC_FLAG_GROUP : 0));
+	PECS_CHECK(t, ret >= SAMPLES, "%d samples in a second of burning", ret);
+	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+		PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+		PECS_CHECK_EQ(t, rec->misc, PECS_MISC_USER);
+		ret = pecs_parse_sample(rec, w->st, w->rf, &s);
+		PECS_CHECK(t, ret == 0, "sample %d does not parse (%s), size %u", w->n,
+			   pecs_retname(ret), rec->size);
+		PECS_CHECK_EQ(t, rec->size, s.size);
+		PECS_CHECK_EQ(t, rec->size, pecs_sample_size(w->st, w->rf, w->nr_members, s.nr_ips));
+		if (w->st & PECS_SAMPLE_TID) {
+			PECS_CHECK_EQ(t, s.pid, getpid());
+			PECS_CHECK_EQ(t, s.tid, pecs_gettid());
+		}
+		if (w->st & PECS_SAMPLE_TIME) {
+			PECS_CHECK(t, s.time >= w->last_time, "sample %d: time %llu after %llu",
+				   w->n, (unsigned long long)s.time,
+				   (unsigned long long)w->last_time);
+			w->last_time = s.time;
+		}
+		if (check(t, w, &s) < 0)
+			return;
+		w->n++;
+	}
+	PECS_CHECK_OK(t, ret);
+}
+
+static int open_sampler(struct pecs_t *t, uint64_t st, uint64_t rf, int group_fd)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
+	a.read_format = rf;
+	return pecs_open(t, &a, 0, -1, group_fd, 0);
+}
+
+static int check_ip(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	(void)w;
+	if (s->ip == 0) {
+		PECS_FAIL_(t, "sample IP is 0");
+		return -1;
+	}
+	return 0;
+}
+
+PECS_CASE(sample_ip_tid_time, "Required.Record.Sample.IpTidTime", "mmap,sampling",
+	  "REC-SAMPLE-HEADER,REC-SAMPLE-SIZE,REC-SAMPLE-TID,REC-SAMPLE-TIME")
+{
+	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME,
+			 .nr_members = 1};
+	int fd = open_sampler(t, w.st, 0, -1);
+
+	PECS_CHECK_OK(t, fd);
+	run_walk(t, fd, fd, 0, &w, check_ip);
+}
+
+static int check_ids(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	const struct pecs_host_facts *h = pecs_host(t);
+
+	if (s->identifier != w->ids[0] || s->id != w->ids[0] || s->stream_id != w->ids[0]) {
+		PECS_FAIL_(t, "identifier %llu id %llu stream_id %llu, IOC_ID %llu",
+			   (unsigned long long)s->identifier, (unsigned long long)s->id,
+			   (unsigned long long)s->stream_id, (unsigned long long)w->ids[0]);
+		return -1;
+	}
+	if (s->cpu >= (uint32_t)h->ncpus || s->cpu_res != 0) {
+		PECS_FAIL_(t, "cpu %u (reserved %u) on a host with %d cpus", s->cpu, s->cpu_res,
+			   h->ncpus);
+		return -1;
+	}
+	if (s->period != PERIOD_NS) {
+		PECS_FAIL_(t, "period %llu, sample_period %llu", (unsigned long long)s->period,
+			   PERIOD_NS);
+		return -1;
+	}
+	return check_ip(t, w, s);
+}
+
+PECS_CASE(sample_ids, "Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
+	  "REC-SAMPLE-SIZE,REC-SAMPLE-IDS,REC-SAMPLE-CPU,REC-SAMPLE-PERIOD")
+{
+	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
+			       PECS_SAMPLE_TIME | PECS_SAMPLE_ID | PECS_SAMPLE_STREAM_ID |
+			       PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD,
+			 .nr_members = 1};
+	int fd = open_sampler(t, w.st, 0, -1);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
+	run_walk(t, fd, fd, 0, &w, check_ids);
+}
+
+static int is_context(uint64_t v)
+{
+	return v >= PECS_CONTEXT_MAX;
+}
+
+static int check_callchain(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	uint64_t max = (uint64_t)pecs_host(t)->max_stack + 1;
+
+	(void)w;
+	if (s->nr_ips < 2 || s->ips[0] != PECS_CONTEXT_USER || s->ips[1] != s->ip) {
+		PECS_FAIL_(t, "callchain nr %llu starts %llx %llx; expected USER (%llx) then IP %llx",
+			   (unsigned long long)s->nr_ips,
+			   (unsigned long long)(s->nr_ips > 0 ? s->ips[0] : 0),
+			   (unsigned long long)(s->nr_ips > 1 ? s->ips[1] : 0),
+			   (unsigned long long)PECS_CONTEXT_USER, (unsigned long long)s->ip);
+		return -1;
+	}
+	if (s->nr_ips > max) {
+		PECS_FAIL_(t, "callchain nr %llu > max_stack + 1 = %llu",
+			   (unsigned long long)s->nr_ips, (unsigned long long)max);
+		return -1;
+	}
+	for (uint64_t i = 1; i < s->nr_ips; i++) {
+		if (is_context(s->ips[i])) {
+			PECS_FAIL_(t, "second context marker %llx at %llu in a user-only chain",
+				   (unsigned long long)s->ips[i], (unsigned long long)i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+PECS_CASE(sample_callchain, "Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
+	  "REC-SAMPLE-SIZE,REC-CALLCHAIN-USER,REC-CALLCHAIN-MAX")
+{
+	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
+			       PECS_SAMPLE_TIME | PECS_SAMPLE_ID | PECS_SAMPLE_STREAM_ID |
+			       PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD | PECS_SAMPLE_CALLCHAIN,
+			 .nr_members = 1};
+	int fd = open_sampler(t, w.st, 0, -1);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
+	run_walk(t, fd, fd, 0, &w, check_callchain);
+}
+
+/* READ in a sample is the event's read() at that moment: its id, a count and enabled
+ * time that never go back. */
+static int check_read_single(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	const struct pecs_parsed_read *rd = &s->read;
+
+	if (rd->m[0].id != w->ids[0]) {
+		PECS_FAIL_(t, "read id %llu, IOC_ID %llu", (unsigned long long)rd->m[0].id,
+			   (unsigned long long)w->ids[0]);
+		return -1;
+	}
+	if (rd->m[0].value < w->last_value || rd->time_enabled < w->last_enabled ||
+	    rd->time_running > rd->time_enabled) {
+		PECS_FAIL_(t, "sample %d: value %llu (was %llu), enabled %llu (was %llu), running %llu",
+			   w->n, (unsigned long long)rd->m[0].value,
+			   (unsigned long long)w->last_value, (unsigned long long)rd->time_enabled,
+			   (unsigned long long)w->last_enabled, (unsigned long long)rd->time_running);
+		return -1;
+	}
+	w->last_value = rd->m[0].value;
+	w->last_enabled = rd->time_enabled;
+	return 0;
+}
+
+PECS_CASE(sample_read_single, "Required.Record.Sample.ReadWithId", "mmap,sampling",
+	  "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
+{
+	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
+			       PECS_SAMPLE_READ,
+			 .rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING |
+			       PECS_FORMAT_ID,
+			 .nr_members = 1};
+	int fd = open_sampler(t, w.st, w.rf, -1);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
+	run_walk(t, fd, fd, 0, &w, check_read_single);
+	PECS_CHECK(t, w.last_value > 0, "the count in the samples never left 0");
+}
+
+static int check_read_group(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	const struct pecs_parsed_read *rd = &s->read;
+
+	if (rd->nr != 2 || rd->m[0].id != w->ids[0] || rd->m[1].id != w->ids[1]) {
+		PECS_FAIL_(t, "group read nr %llu ids %llu,%llu; expected 2 ids %llu,%llu",
+			   (unsigned long long)rd->nr, (unsigned long long)rd->m[0].id,
+			   (unsigned long long)rd->m[1].id, (unsigned long long)w->ids[0],
+			   (unsigned long long)w->ids[1]);
+		return -1;
+	}
+	if (rd->m[1].value < w->last_value) {
+		PECS_FAIL_(t, "member count went back: %llu after %llu",
+			   (unsigned long long)rd->m[1].value, (unsigned long long)w->last_value);
+		return -1;
+	}
+	w->last_value = rd->m[1].value;
+	return 0;
+}
+
+PECS_CASE(sample_read_group, "Required.Record.Sample.ReadGroupLeaderFirst",
+	  "mmap,sampling,read.group", "REC-SAMPLE-SIZE,REC-SAMPLE-READ-GROUP")
+{
+	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
+			       PECS_SAMPLE_READ,
+			 .rf = PECS_FORMAT_GROUP | PECS_FORMAT_ID | PECS_FORMAT_TOTAL_TIME_ENABLED,
+			 .nr_members = 2};
+	struct pecs_attr a;
+	int leader = open_sampler(t, w.st, w.rf, -1), member;
+
+	PECS_CHECK_OK(t, leader);
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	a.read_format = w.rf;
+	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
+	PECS_CHECK_OK(t, pecs_event_id(t, leader, &w.ids[0]));
+	PECS_CHECK_OK(t, pecs_event_id(t, member, &w.ids[1]));
+	run_walk(t, leader, leader, 1, &w, check_read_group);
+	PECS_CHECK(t, w.last_value > 0, "the member's count in the samples never left 0");
+}
+
+/* Linux writes a group member's own id into its samples (measured). Fuchsia's Starnix
+ * snapshot in shared/seed writes the leader's: this case tells them apart. */
+PECS_CASE(sample_member_id, "Required.Record.Sample.GroupMemberCarriesOwnId",
+	  "mmap,sampling", "REC-SAMPLE-MEMBER-ID")
+{
+	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
+			       PECS_SAMPLE_TIME | PECS_SAMPLE_ID | PECS_SAMPLE_STREAM_ID |
+			       PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD,
+			 .nr_members = 1};
+	struct pecs_attr a;
+	uint64_t leader_id;
+	int leader, member;
+
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	leader = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	member = open_sampler(t, w.st, 0, leader);
+	PECS_CHECK_OK(t, member);
+	PECS_CHECK_OK(t, pecs_event_id(t, leader, &leader_id));
+	PECS_CHECK_OK(t, pecs_event_id(t, member, &w.ids[0]));
+	PECS_CHECK(t, leader_id != w.ids[0], "leader and member share an id");
+	run_walk(t, member, leader, 1, &w, check_ids);
+}
+
+static int check_all(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	/* A timer sample has no data address. */
+	if (s->addr != 0) {
+		PECS_FAIL_(t, "ADDR %llx in a clock sample", (unsigned long long)s->addr);
+		return -1;
+	}
+	if (check_ids(t, w, s) < 0 || check_callchain(t, w, s) < 0)
+		return -1;
+	return check_read_single(t, w, s);
+}
+
+PECS_CASE(sample_all_sw, "Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
+	  "REC-SAMPLE-SIZE,REC-SAMPLE-ORDER,REC-SAMPLE-ADDR-ZERO")
+{
+	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
+			       PECS_SAMPLE_TIME | PECS_SAMPLE_ADDR | PECS_SAMPLE_ID |
+			       PECS_SAMPLE_STREAM_ID | PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD |
+			       PECS_SAMPLE_READ | PECS_SAMPLE_CALLCHAIN,
+			 .rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING |
+			       PECS_FORMAT_ID,
+			 .nr_members = 1};
+	int fd = open_sampler(t, w.st, w.rf, -1);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
+	run_walk(t, fd, fd, 0, &w, check_all);
+}
