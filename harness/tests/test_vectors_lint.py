@@ -1,0 +1,126 @@
+"""lint accepts the tree and refuses each kind of bad vector file."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from pecs_vectors import generate, lint, tool
+
+VECTORS = os.environ.get("PECS_VECTORS_DIR") or generate.default_vectors_dir()
+RECORDS = os.path.join("record_layout", "record_layout.json")
+
+
+def test_tree_is_clean():
+    assert lint.lint(VECTORS) == []
+
+
+def test_cli_lint_exit_status(capsys):
+    assert tool.main(["--vectors-dir", VECTORS, "lint"]) == 0
+    assert "0 problem(s)" in capsys.readouterr().out
+
+
+@pytest.fixture
+def copy(tmp_path):
+    dst = tmp_path / "vectors"
+    shutil.copytree(VECTORS, str(dst))
+    return dst
+
+
+def _edit(root, rel, fn):
+    p = root / rel
+    doc = json.loads(p.read_text())
+    fn(doc)
+    p.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def _problems(root):
+    return lint.lint(str(root), history=False)
+
+
+def test_bad_source(copy):
+    _edit(copy, RECORDS, lambda d: d["testGroups"][0]["source"].update(name="pecs-ref"))
+    assert any("not in the closed list" in p for p in _problems(copy))
+
+
+def test_uppercase_hex(copy):
+    def upper(d):
+        t = next(t for g in d["testGroups"] for t in g["tests"] if t["expected"] != t["expected"].upper())
+        t["expected"] = t["expected"].upper()
+    _edit(copy, RECORDS, upper)
+    assert any("hex must be lowercase" in p for p in _problems(copy))
+
+
+def test_uppercase_hex_u64(copy):
+    _edit(copy, os.path.join("ioctl", "ioctl_requests.json"),
+          lambda d: d["testGroups"][0]["tests"][9].update(request="0x4004240A"))
+    assert any("hex must be lowercase" in p for p in _problems(copy))
+
+
+def test_duplicate_tcid(copy):
+    _edit(copy, RECORDS, lambda d: d["testGroups"][1]["tests"][0].update(tcId=1))
+    assert any("duplicate tcId 1" in p for p in _problems(copy))
+
+
+def test_wrong_number_of_tests(copy):
+    _edit(copy, RECORDS, lambda d: d.update(numberOfTests=d["numberOfTests"] + 1))
+    assert any("numberOfTests" in p for p in _problems(copy))
+
+
+def test_undefined_flag(copy):
+    _edit(copy, RECORDS, lambda d: d["testGroups"][0]["tests"][0]["flags"].append("Nope"))
+    assert any("'Nope' has no entry in notes" in p for p in _problems(copy))
+
+
+def test_schema_violation(copy):
+    _edit(copy, os.path.join("open", "attr_sizes.json"),
+          lambda d: d["testGroups"][0]["tests"][0].update(size="64"))
+    assert any("schema:" in p for p in _problems(copy))
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", "-c", "user.name=pecs", "-c", "user.email=pecs@invalid", *args],
+                   cwd=str(cwd), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def repo(copy):
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    root = copy.parent
+    _git(root, "init", "-q")
+    _git(root, "add", "vectors")
+    _git(root, "commit", "-q", "-m", "vectors")
+    return root
+
+
+def test_changed_tcid_is_refused(repo):
+    vec = repo / "vectors"
+    _edit(vec, RECORDS, lambda d: d["testGroups"][0]["tests"][2].update(comment="now something else"))
+    problems = lint.lint(str(vec))
+    assert any("tcId 3 changed meaning" in p and "add a new tcId instead" in p for p in problems)
+
+
+def test_removed_tcid_is_refused(repo):
+    vec = repo / "vectors"
+
+    def drop_last(d):
+        d["testGroups"][-1]["tests"].pop()
+        d["numberOfTests"] -= 1
+    _edit(vec, RECORDS, drop_last)
+    assert any("was published and is gone" in p for p in lint.lint(str(vec)))
+
+
+def test_new_tcid_is_accepted(repo):
+    vec = repo / "vectors"
+
+    def add(d):
+        t = json.loads(json.dumps(d["testGroups"][0]["tests"][0]))
+        t["tcId"] = 100000
+        t["comment"] = "a new vector under a fresh id"
+        d["testGroups"][0]["tests"].append(t)
+        d["numberOfTests"] += 1
+    _edit(vec, RECORDS, add)
+    assert lint.lint(str(vec)) == []
