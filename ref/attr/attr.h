@@ -1,0 +1,59 @@
+/* perf_event_attr as the engine accepts it: the copy-in rules of perf_copy_attr() and
+ * the event kinds the engine's "PMUs" take. */
+#ifndef REF_ATTR_H
+#define REF_ATTR_H
+
+#include <stdint.h>
+
+#include "pecs/abi.h"
+#include "pecs/ref.h"
+
+/* The host limits validation depends on. */
+struct ref_limits {
+	int ncpus;
+	long page_size;
+	int max_stack;
+	int max_sample_rate;
+	int mlock_kb;
+};
+
+/* Copies the caller's attr (attr->size bytes, 0 meaning VER0) into *out, then applies
+ * perf_copy_attr()'s checks in the kernel's order. On E2BIG the size the engine knows
+ * (136) is written back into uattr->size. Resolves sample_max_stack 0 to the limit. */
+int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct ref_limits *lim,
+		  const struct ref_policy *pol);
+
+/* What an opened event counts. */
+enum ref_kind {
+	REF_KIND_CPU_CLOCK,
+	REF_KIND_TASK_CLOCK,
+	REF_KIND_PAGE_FAULTS,
+	REF_KIND_PAGE_FAULTS_MIN,
+	REF_KIND_PAGE_FAULTS_MAJ,
+	REF_KIND_CONTEXT_SWITCHES,
+	REF_KIND_CPU_MIGRATIONS,
+	REF_KIND_ZERO, /* events that honestly never fire here: DUMMY, BPF_OUTPUT, x86 faults */
+};
+
+/* The PMU lookup of perf_init_event() and its event_init(): ENOENT for types and
+ * configs no PMU takes, EINVAL where Linux's own PMU refuses (tracepoint, breakpoint),
+ * EOPNOTSUPP for branch stacks and extended registers. cpu_wide: pid -1. */
+int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind);
+
+/* Clock events are the two Linux moves onto their own hrtimer PMUs. */
+static inline int ref_kind_is_clock(enum ref_kind k)
+{
+	return k == REF_KIND_CPU_CLOCK || k == REF_KIND_TASK_CLOCK;
+}
+
+/* is_sampling_event(): the period/frequency union is non-zero. */
+static inline int ref_attr_is_sampling(const struct pecs_attr *a)
+{
+	return a->sample_period != 0;
+}
+
+/* Bytes a read(2) of this format needs with nr_siblings as __perf_event_read_size()
+ * counts them (including its extra one: the kernel passes nr_siblings + 1). */
+uint64_t ref_attr_read_size(uint64_t read_format, uint32_t nr_siblings);
+
+#endif /* REF_ATTR_H */

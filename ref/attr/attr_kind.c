@@ -1,0 +1,76 @@
+#include <errno.h>
+
+#include "ref/attr/attr.h"
+
+/* x86 PERF_REG_EXTENDED_MASK: the XMM registers only some hardware PMUs sample. */
+#define X86_REGS_EXTENDED (~0ull << 32)
+
+static int software_kind(uint64_t config, int cpu_wide, enum ref_kind *kind)
+{
+	switch (config) {
+	case PECS_SW_CPU_CLOCK:
+		*kind = REF_KIND_CPU_CLOCK;
+		return 0;
+	case PECS_SW_TASK_CLOCK:
+		*kind = REF_KIND_TASK_CLOCK;
+		return 0;
+	case PECS_SW_DUMMY:
+	case PECS_SW_BPF_OUTPUT:
+	/* x86 kernels never raise these two: zero is the honest count. */
+	case PECS_SW_ALIGNMENT_FAULTS:
+	case PECS_SW_EMULATION_FAULTS:
+		*kind = REF_KIND_ZERO;
+		return 0;
+	default:
+		break;
+	}
+	/* The remaining counters are read per thread from /proc; a cpu-wide count of them
+	 * has no honest source in user space, and neither has a cgroup switch count. */
+	if (cpu_wide || config == PECS_SW_CGROUP_SWITCHES || config >= PECS_SW_MAX)
+		return -ENOENT;
+	switch (config) {
+	case PECS_SW_PAGE_FAULTS:
+		*kind = REF_KIND_PAGE_FAULTS;
+		break;
+	case PECS_SW_PAGE_FAULTS_MIN:
+		*kind = REF_KIND_PAGE_FAULTS_MIN;
+		break;
+	case PECS_SW_PAGE_FAULTS_MAJ:
+		*kind = REF_KIND_PAGE_FAULTS_MAJ;
+		break;
+	case PECS_SW_CONTEXT_SWITCHES:
+		*kind = REF_KIND_CONTEXT_SWITCHES;
+		break;
+	default:
+		*kind = REF_KIND_CPU_MIGRATIONS;
+		break;
+	}
+	return 0;
+}
+
+int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind)
+{
+	int err;
+
+	switch (a->type) {
+	case PECS_TYPE_SOFTWARE:
+		err = software_kind(a->config, cpu_wide, kind);
+		break;
+	/* Linux's tracepoint PMU refuses an id it does not know and the breakpoint PMU
+	 * an empty breakpoint, both with EINVAL; the engine has neither, so every config
+	 * is one they do not know. */
+	case PECS_TYPE_TRACEPOINT:
+	case PECS_TYPE_BREAKPOINT:
+		return -EINVAL;
+	default:
+		/* HARDWARE, HW_CACHE and RAW without a PMU, and any dynamic type. */
+		return -ENOENT;
+	}
+	if (err)
+		return err;
+	if (a->sample_type & PECS_SAMPLE_BRANCH_STACK)
+		return -EOPNOTSUPP;
+	if ((a->sample_regs_user & X86_REGS_EXTENDED) || (a->sample_regs_intr & X86_REGS_EXTENDED))
+		return -EOPNOTSUPP;
+	return 0;
+}

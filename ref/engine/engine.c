@@ -1,0 +1,164 @@
+/* Engine creation, configuration and the fd table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "ref/engine/engine.h"
+#include "ref/policy/policy.h"
+
+#define REF_FIRST_FD 1000
+
+static int sysctl_int(const char *name, int fallback)
+{
+	char path[128];
+	FILE *f;
+	int v;
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%d", &v) != 1)
+		v = fallback;
+	fclose(f);
+	return v;
+}
+
+/* Copies a caller's config, refusing trailing fields this engine does not know. */
+static int config_copy(struct ref_config *dst, const struct ref_config *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!src)
+		return 0;
+	if (src->size < offsetof(struct ref_config, first_fd) + sizeof(int))
+		return -EINVAL;
+	for (size_t i = sizeof(*dst); i < src->size; i++)
+		if (((const unsigned char *)src)[i])
+			return -E2BIG;
+	memcpy(dst, src, sizeof(*dst));
+	return 0;
+}
+
+struct ref_engine *ref_engine_new(const struct ref_config *cfg)
+{
+	struct ref_config c;
+	struct ref_engine *e;
+	int err;
+
+	err = config_copy(&c, cfg);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	if (c.ncpus < 0 || c.page_size < 0 || c.max_stack < 0 || c.max_sample_rate < 0 ||
+	    c.mlock_kb < 0 || c.first_fd < 0 || (c.page_size & (c.page_size - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	if (c.policy)
+		err = ref_policy_copy(&e->policy, c.policy);
+	else
+		err = ref_policy_from_host(&e->policy);
+	if (err) {
+		free(e);
+		errno = -err;
+		return NULL;
+	}
+	/* Linux bounds cpu by nr_cpu_ids, the possible CPUs. */
+	e->lim.ncpus = c.ncpus ? c.ncpus : (int)sysconf(_SC_NPROCESSORS_CONF);
+	e->lim.page_size = c.page_size ? c.page_size : sysconf(_SC_PAGESIZE);
+	e->lim.max_stack = c.max_stack ? c.max_stack : sysctl_int("perf_event_max_stack", 127);
+	e->lim.max_sample_rate = c.max_sample_rate ? c.max_sample_rate
+						   : sysctl_int("perf_event_max_sample_rate", 100000);
+	e->lim.mlock_kb = c.mlock_kb ? c.mlock_kb : sysctl_int("perf_event_mlock_kb", 516);
+	e->next_id = c.first_id ? c.first_id : 1;
+	e->first_fd = c.first_fd ? c.first_fd : REF_FIRST_FD;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->wake, NULL);
+	return e;
+}
+
+void ref_engine_free(struct ref_engine *e)
+{
+	struct ref_defer d = {0};
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	while (e->maps)
+		ref_engine_unmap_locked(e, e->maps->addr, e->maps->len, &d);
+	for (size_t i = 0; i < e->nr_fds; i++) {
+		struct ref_event *ev = e->fds[i];
+
+		if (ev) {
+			e->fds[i] = NULL;
+			ev->fd = -1;
+			ref_event_put(ev, &d);
+		}
+	}
+	ref_defer_run(e, &d);
+	pthread_mutex_unlock(&e->lock);
+	free(e->fds);
+	pthread_cond_destroy(&e->wake);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+int ref_engine_fd_install(struct ref_engine *e, struct ref_event *ev)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_fds; i++)
+		if (!e->fds[i])
+			break;
+	if (i == e->nr_fds) {
+		size_t n = e->nr_fds ? e->nr_fds * 2 : 16;
+		struct ref_event **t = realloc(e->fds, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		memset(t + e->nr_fds, 0, (n - e->nr_fds) * sizeof(*t));
+		e->fds = t;
+		e->nr_fds = n;
+	}
+	e->fds[i] = ev;
+	ev->fd = e->first_fd + (int)i;
+	return ev->fd;
+}
+
+void ref_engine_fd_remove(struct ref_engine *e, int fd)
+{
+	e->fds[fd - e->first_fd] = NULL;
+}
+
+int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *f)
+{
+	struct utsname u;
+	size_t size;
+
+	if (!f || f->size < offsetof(struct pecs_host_facts, kernel_release))
+		return -EINVAL;
+	size = f->size < sizeof(*f) ? f->size : sizeof(*f);
+	memset((char *)f + sizeof(f->size), 0, size - sizeof(f->size));
+	pthread_mutex_lock(&e->lock);
+	f->ncpus = e->lim.ncpus;
+	f->page_size = e->lim.page_size;
+	f->max_stack = e->lim.max_stack;
+	f->max_sample_rate = e->lim.max_sample_rate;
+	f->mlock_kb = e->lim.mlock_kb;
+	f->paranoid = e->policy.paranoid;
+	f->privileged = ref_policy_perfmon(&e->policy);
+	f->attr_size = PECS_ATTR_SIZE_LATEST;
+	pthread_mutex_unlock(&e->lock);
+	if (size >= offsetof(struct pecs_host_facts, kernel_release) + sizeof(f->kernel_release)) {
+		if (uname(&u) == 0)
+			snprintf(f->kernel_release, sizeof(f->kernel_release), "ref on %.56s", u.release);
+	}
+	return 0;
+}

@@ -1,0 +1,14 @@
+/* Engine internals shared by its files: the fd table. Lock held. */
+#ifndef REF_ENGINE_H
+#define REF_ENGINE_H
+
+#include "ref/event/event.h"
+
+/* Installs ev at the lowest free engine fd; returns the fd or -ENOMEM. */
+int ref_engine_fd_install(struct ref_engine *e, struct ref_event *ev);
+void ref_engine_fd_remove(struct ref_engine *e, int fd);
+
+int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t pid, int cpu,
+			   int group_fd, unsigned long flags);
+
+#endif /* REF_ENGINE_H */

@@ -1,0 +1,216 @@
+/* The public calls: take the engine lock, find the fd, run the event code, then run
+ * any profiler hooks it queued with the lock dropped. */
+#include <errno.h>
+#include <unistd.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include "ref/engine/engine.h"
+
+int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int cpu,
+		    int group_fd, unsigned long flags)
+{
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = ref_engine_open_locked(e, attr, pid, cpu, group_fd, flags);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_engine_close(struct ref_engine *e, int fd)
+{
+	struct ref_defer d = {0};
+	struct ref_event *ev;
+
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	if (!ev) {
+		pthread_mutex_unlock(&e->lock);
+		return -EBADF;
+	}
+	ref_engine_fd_remove(e, fd);
+	ev->fd = -1;
+	/* A mapping keeps the event alive and writing, as it keeps the file open. */
+	ref_event_put(ev, &d);
+	ref_defer_run(e, &d);
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
+ssize_t ref_engine_read(struct ref_engine *e, int fd, void *buf, size_t count)
+{
+	struct ref_event *ev;
+	ssize_t ret;
+
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	ret = ev ? ref_event_read(ev, buf, count) : -EBADF;
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t count)
+{
+	struct ref_event *ev;
+
+	(void)buf;
+	(void)count;
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	pthread_mutex_unlock(&e->lock);
+	/* perf fds have no write method: vfs_write() answers EINVAL. */
+	return ev ? -EINVAL : -EBADF;
+}
+
+int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsigned long arg)
+{
+	struct ref_defer d = {0};
+	struct ref_event *ev;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	ret = ev ? ref_event_ioctl(ev, request, arg, &d) : -EBADF;
+	ref_defer_run(e, &d);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
+		    off_t offset, void **addr)
+{
+	struct ref_event *ev;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr) : -EBADF;
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_engine_munmap(struct ref_engine *e, void *addr, size_t length)
+{
+	struct ref_defer d = {0};
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = ref_engine_unmap_locked(e, addr, length, &d);
+	ref_defer_run(e, &d);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static void deadline_after(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
+{
+	struct timespec deadline;
+	struct ref_event *ev;
+	int ret;
+
+	if (timeout_ms > 0)
+		deadline_after(&deadline, timeout_ms);
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		ev = ref_event_lookup(e, fd);
+		if (!ev) {
+			ret = -EBADF;
+			break;
+		}
+		/* POLLHUP and POLLERR are reported whether asked for or not. */
+		ret = ref_event_poll_locked(ev) & (events | POLLHUP | POLLERR);
+		if (ret || !timeout_ms)
+			break;
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&e->wake, &e->lock);
+		} else if (pthread_cond_timedwait(&e->wake, &e->lock, &deadline) == ETIMEDOUT) {
+			ev = ref_event_lookup(e, fd);
+			ret = ev ? ref_event_poll_locked(ev) & (events | POLLHUP | POLLERR) : -EBADF;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sample *s)
+{
+	struct ref_event *ev;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	ret = ev ? ref_event_deliver_locked(ev, s) : -EBADF;
+	pthread_mutex_unlock(&e->lock);
+	return ret == REF_DELIVER_OFF ? 0 : ret;
+}
+
+int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
+{
+	struct ref_engine *e = ev->e;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = ref_event_deliver_locked(ev, s);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
+			      void *priv)
+{
+	struct ref_defer d = {0};
+	struct ref_event *ev;
+	int ret = 0;
+
+	if (!ops || ops->size < offsetof(struct ref_sampler_ops, release) + sizeof(ops->release))
+		return -EINVAL;
+	pthread_mutex_lock(&e->lock);
+	ev = ref_event_lookup(e, fd);
+	if (!ev)
+		ret = -EBADF;
+	else if (ev->has_sampler || !ref_attr_is_sampling(&ev->attr))
+		ret = -EINVAL;
+	if (!ret) {
+		memcpy(&ev->ops, ops, sizeof(ev->ops));
+		ev->ops.size = sizeof(ev->ops);
+		ev->priv = priv;
+		ev->has_sampler = 1;
+		/* An event already running starts its profiler now. */
+		if (ev->running)
+			ref_defer_add(&d, ev, REF_DEFER_START);
+	}
+	ref_defer_run(e, &d);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
+{
+	struct ref_engine *e = ev->e;
+
+	if (!info || info->size < offsetof(struct ref_event_info, max_stack) + sizeof(uint32_t))
+		return -EINVAL;
+	pthread_mutex_lock(&e->lock);
+	info->id = ev->id;
+	info->period = ev->period;
+	info->sample_type = ev->attr.sample_type;
+	info->pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
+	info->tid = ev->tid;
+	info->cpu = ev->cpu;
+	info->max_stack = ev->attr.sample_max_stack;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}

@@ -1,0 +1,287 @@
+/* perf_event_open(2), check by check in the order of the kernel's syscall and
+ * perf_event_alloc() (kernel/events/core.c, 6.12), with the errno each gives. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ref/engine/engine.h"
+#include "ref/policy/policy.h"
+
+#define FLAG_ALL (PECS_FLAG_FD_NO_GROUP | PECS_FLAG_FD_OUTPUT | PECS_FLAG_PID_CGROUP | \
+		  PECS_FLAG_FD_CLOEXEC)
+
+/* The target of pid: the calling thread for 0, else that task if it exists. */
+static int find_task(pid_t pid, pid_t *tid, int *same_process)
+{
+	char path[64];
+
+	if (pid == 0) {
+		*tid = (pid_t)syscall(SYS_gettid);
+		*same_process = 1;
+		return 0;
+	}
+	if (pid < 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)pid);
+	*same_process = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!*same_process && access(path, F_OK))
+		return -ESRCH;
+	*tid = pid;
+	return 0;
+}
+
+/* perf_event_set_clock(): the clocks that are safe to read from any context. */
+static int clock_valid(int clockid)
+{
+	switch (clockid) {
+	case CLOCK_REALTIME:
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_BOOTTIME:
+	case CLOCK_TAI:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int leader_gone(const struct ref_event *leader)
+{
+	return leader->pid != -1 && ref_task_exited(leader->tid);
+}
+
+/* Checks that need only the attr, before any task or group is looked at. */
+static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid, int cpu,
+		      unsigned long flags)
+{
+	const struct ref_policy *pol = &e->policy;
+	int err;
+
+	err = ref_policy_allow_open(pol);
+	if (err)
+		return err;
+	if (!(a->flags & PECS_ATTR_EXCLUDE_KERNEL) || (a->flags & PECS_ATTR_TEXT_POKE) ||
+	    ((a->sample_type & PECS_SAMPLE_CALLCHAIN) &&
+	     !(a->flags & PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL))) {
+		err = ref_policy_allow_kernel(pol);
+		if (err)
+			return err;
+	}
+	if ((a->flags & PECS_ATTR_NAMESPACES) && !ref_policy_perfmon(pol))
+		return -EACCES;
+	if (a->flags & PECS_ATTR_FREQ) {
+		if (a->sample_period > (uint64_t)e->lim.max_sample_rate)
+			return -EINVAL;
+	} else if (a->sample_period & (1ull << 63)) {
+		return -EINVAL;
+	}
+	if (a->sample_type & PECS_SAMPLE_PHYS_ADDR) {
+		err = ref_policy_allow_kernel(pol);
+		if (err)
+			return err;
+	}
+	if ((flags & PECS_FLAG_PID_CGROUP) && (pid == -1 || cpu == -1))
+		return -EINVAL;
+	return 0;
+}
+
+/* perf_event_alloc() up to the PMU: cpu range, sigtrap, then (with an id spent, as the
+ * kernel spends one from here on) inherit rules, PMU lookup, aux, cgroup, stack depth. */
+static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_task, int cpu,
+		       unsigned long flags, enum ref_kind *kind, uint64_t *id)
+{
+	if ((unsigned)cpu >= (unsigned)e->lim.ncpus && (!has_task || cpu != -1))
+		return -EINVAL;
+	if ((a->flags & PECS_ATTR_SIGTRAP) && !has_task)
+		return -EINVAL;
+	*id = e->next_id++;
+	if ((a->flags & PECS_ATTR_INHERIT) && (a->sample_type & PECS_SAMPLE_READ) &&
+	    !(a->sample_type & PECS_SAMPLE_TID))
+		return -EINVAL;
+	{
+		int err = ref_attr_kind(a, !has_task, kind);
+
+		if (err)
+			return err;
+	}
+	if (a->flags & PECS_ATTR_AUX_OUTPUT)
+		return -EOPNOTSUPP;
+	if ((a->aux_action & 2) && (a->aux_action & 4))
+		return -EINVAL;
+	if (a->aux_action & 1)
+		return -EOPNOTSUPP;
+	/* No cgroup hierarchy is modelled: every cgroup fd is one perf cannot use. */
+	if (flags & PECS_FLAG_PID_CGROUP)
+		return -EBADF;
+	if ((a->sample_type & PECS_SAMPLE_CALLCHAIN) && a->sample_max_stack > e->lim.max_stack)
+		return -EOVERFLOW;
+	return 0;
+}
+
+/* The rules for joining a group, once the new event's context is known. */
+static int check_group(const struct ref_event *leader, const struct ref_event *ev)
+{
+	if (leader->leader != leader)
+		return -EINVAL;
+	if (leader->clock != ev->clock)
+		return -EINVAL;
+	if (leader->cpu != ev->cpu)
+		return -EINVAL;
+	/* Same context: both on one task, or both cpu-wide. */
+	if ((leader->pid == -1) != (ev->pid == -1) || (ev->pid != -1 && leader->tid != ev->tid))
+		return -EINVAL;
+	if (leader_gone(leader))
+		return -ENODEV;
+	if (ev->attr.flags & (PECS_ATTR_EXCLUSIVE | PECS_ATTR_PINNED))
+		return -EINVAL;
+	return 0;
+}
+
+/* perf_event_validate_size(): every member's read() must stay within 16 KiB. */
+static int check_read_size(const struct ref_event *leader, const struct ref_event *ev)
+{
+	uint32_t n = leader ? leader->nr_siblings + 1 : 1;
+
+	if (ref_attr_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
+		return -E2BIG;
+	if (!leader)
+		return 0;
+	if (ref_attr_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
+		return -E2BIG;
+	for (uint32_t i = 0; i < leader->nr_siblings; i++)
+		if (ref_attr_read_size(leader->siblings[i]->attr.read_format, n) >
+		    PECS_READ_SIZE_MAX)
+			return -E2BIG;
+	return 0;
+}
+
+static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr *a,
+				   enum ref_kind kind, uint64_t id, pid_t pid, pid_t tid,
+				   int same_process, int cpu)
+{
+	struct ref_event *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return NULL;
+	ev->e = e;
+	ev->refs = 1;
+	ev->fd = -1;
+	ev->attr = *a;
+	ev->kind = kind;
+	ev->id = id;
+	ev->pid = pid;
+	ev->tid = pid == -1 ? -1 : tid;
+	ev->same_process = same_process;
+	ev->cpu = cpu;
+	ev->clock = (a->flags & PECS_ATTR_USE_CLOCKID) ? a->clockid : -1;
+	ev->leader = ev;
+	ev->period = a->sample_period;
+	/* The clock PMUs turn a frequency into a fixed period at open and forget the
+	 * frequency (perf_swevent_init_hrtimer(); measured: freq 1000 -> period 1e6). */
+	if (ref_kind_is_clock(kind) && (a->flags & PECS_ATTR_FREQ) && a->sample_period) {
+		ev->period = 1000000000ull / a->sample_period;
+		ev->attr.sample_period = ev->period;
+		ev->attr.flags &= ~PECS_ATTR_FREQ;
+	}
+	if (ref_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
+	    ref_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
+		free(ev);
+		return NULL;
+	}
+	ev->t_last = ev->tsrc.last;
+	ev->c_last = ev->csrc.last;
+	return ev;
+}
+
+int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t pid, int cpu,
+			   int group_fd, unsigned long flags)
+{
+	struct ref_event *leader = NULL, *output = NULL, *ev;
+	struct pecs_attr a;
+	enum ref_kind kind = REF_KIND_ZERO;
+	pid_t tid = -1;
+	int same_process = 0, has_task = 0, err, fd;
+	uint64_t id = 0;
+	struct ref_defer d = {0};
+
+	if (flags & ~(unsigned long)FLAG_ALL)
+		return -EINVAL;
+	err = ref_attr_copy(uattr, &a, &e->lim, &e->policy);
+	if (err)
+		return err;
+	err = check_attr(e, &a, pid, cpu, flags);
+	if (err)
+		return err;
+	if (group_fd != -1) {
+		leader = ref_event_lookup(e, group_fd);
+		if (!leader)
+			return -EBADF;
+		if (leader_gone(leader))
+			return -ENODEV;
+		if (flags & PECS_FLAG_FD_OUTPUT)
+			output = leader;
+		if (flags & PECS_FLAG_FD_NO_GROUP)
+			leader = NULL;
+	}
+	if (pid != -1 && !(flags & PECS_FLAG_PID_CGROUP)) {
+		err = find_task(pid, &tid, &same_process);
+		if (err)
+			return err;
+		has_task = 1;
+	}
+	if (has_task && leader &&
+	    ((leader->attr.flags ^ a.flags) & PECS_ATTR_INHERIT))
+		return -EINVAL;
+	err = check_alloc(e, &a, has_task, cpu, flags, &kind, &id);
+	if (err)
+		return err;
+	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
+		return -EINVAL;
+	if (has_task) {
+		err = ref_policy_allow_task(&e->policy, tid, same_process);
+		if (err)
+			return err;
+	} else {
+		err = ref_policy_allow_cpu(&e->policy);
+		if (err)
+			return err;
+	}
+	ev = event_new(e, &a, kind, id, has_task ? pid : -1, tid, same_process, cpu);
+	if (!ev)
+		return has_task ? -ESRCH : -ENOMEM;
+	if (leader)
+		err = check_group(leader, ev);
+	if (!err && output)
+		err = ref_event_set_output(ev, output);
+	if (!err)
+		err = check_read_size(leader, ev);
+	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
+	if (!err && (a.aux_action & 6))
+		err = -EINVAL;
+	if (!err && leader)
+		err = ref_group_add(leader, ev);
+	if (!err) {
+		fd = ref_engine_fd_install(e, ev);
+		if (fd < 0) {
+			err = fd;
+			if (leader)
+				leader->nr_siblings--;
+		}
+	}
+	if (err) {
+		ev->leader = ev;
+		ref_event_put(ev, &d);
+		ref_defer_run(e, &d);
+		return err;
+	}
+	if (!(a.flags & PECS_ATTR_DISABLED)) {
+		ref_event_enable(ev, &d);
+		ref_defer_run(e, &d);
+	}
+	return fd;
+}

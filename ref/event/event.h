@@ -1,0 +1,161 @@
+/* The engine's private state: events, their groups, their ring buffers and mappings.
+ * Every function here expects the engine lock held unless it says otherwise. */
+#ifndef REF_EVENT_H
+#define REF_EVENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pecs/ref.h"
+#include "ref/attr/attr.h"
+#include "ref/record/record.h"
+
+struct ref_ring;
+struct ref_event;
+
+/* Where a counter's value comes from. */
+struct ref_source {
+	int kind;       /* REF_SRC_* in event_source.c */
+	clockid_t clock;
+	pid_t tid;
+	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
+};
+
+/* A ring buffer, shared by every mapping of it and every event redirected into it. */
+struct ref_rb {
+	struct ref_ring *ring;
+	struct ref_event *owner;   /* the event whose mmap created it */
+	unsigned mmap_count;
+	size_t nr_pages;           /* 1 + data pages */
+	long user_extra, extra;    /* mlock pages charged, as perf_mmap() splits them */
+	struct ref_event **events; /* attached events (owner and redirected ones) */
+	size_t nr_events, cap_events;
+};
+
+struct ref_mapping {
+	void *addr;
+	size_t len;
+	struct ref_event *ev;
+	struct ref_rb *rb;
+	struct ref_mapping *next;
+};
+
+struct ref_event {
+	struct ref_engine *e;
+	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
+	int fd;                   /* -1 once closed */
+	struct pecs_attr attr;
+	enum ref_kind kind;
+	uint64_t id;
+	pid_t pid, tid;           /* pid -1: cpu-wide */
+	int same_process;
+	int cpu;
+	int clock;                /* attr.clockid with use_clockid, else -1 */
+
+	struct ref_event *leader; /* itself for a leader */
+	struct ref_event **siblings;
+	uint32_t nr_siblings, cap_siblings;
+
+	int on;                   /* enabled */
+	int running;              /* enabled and its leader enabled */
+	int draining;             /* sampler stop in progress: deliveries still taken */
+	uint64_t count, time_enabled, time_running;
+	uint64_t t_last, c_last;  /* source readings at the last sync */
+	struct ref_source tsrc, csrc;
+	uint64_t lost;            /* samples this event could not write */
+
+	uint64_t period;          /* sampling period, or frequency when attr has FREQ */
+	int64_t event_limit;      /* REFRESH: overflows left before disabling; 0 = none */
+
+	struct ref_rb *rb;
+	unsigned mmap_count;
+
+	struct ref_sampler_ops ops;
+	void *priv;
+	int has_sampler;
+};
+
+struct ref_engine {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
+	struct ref_policy policy;
+	struct ref_limits lim;
+	uint64_t next_id;
+	int first_fd;
+	struct ref_event **fds;
+	size_t nr_fds;
+	struct ref_mapping *maps;
+	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
+	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
+};
+
+/* Profiler hooks to run once the engine lock is dropped. */
+struct ref_defer_item {
+	struct ref_event *ev;
+	int what; /* REF_DEFER_* */
+};
+#define REF_DEFER_START 1
+#define REF_DEFER_STOP 2
+#define REF_DEFER_RELEASE 3
+#define REF_DEFER_STOP_LAST 4 /* the event is being released: holds no reference */
+struct ref_defer {
+	struct ref_defer_item *items;
+	size_t nr, cap;
+	int oom;
+};
+
+/* ---- sources (event_source.c) ---- */
+int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
+		    pid_t tid, int same_process, int for_time);
+uint64_t ref_source_read(struct ref_source *s);
+/* 1 when the target thread has exited (a task event's leader is then gone: ENODEV). */
+int ref_task_exited(pid_t tid);
+
+/* ---- lifetime, state and groups (event_state.c) ---- */
+struct ref_event *ref_event_lookup(struct ref_engine *e, int fd);
+void ref_event_get(struct ref_event *ev);
+void ref_event_put(struct ref_event *ev, struct ref_defer *d);
+void ref_event_sync(struct ref_event *ev);
+void ref_event_sync_group(struct ref_event *leader);
+void ref_event_enable(struct ref_event *ev, struct ref_defer *d);
+void ref_event_disable(struct ref_event *ev, struct ref_defer *d);
+void ref_event_reset(struct ref_event *ev);
+/* Applies fn to the event, or to its whole group with PECS_IOC_FLAG_GROUP. */
+void ref_event_for_group(struct ref_event *ev, int group,
+			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d);
+void ref_event_update_userpage(struct ref_event *ev);
+int ref_group_add(struct ref_event *leader, struct ref_event *ev);
+void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
+/* Drops the engine lock, runs the hooks, takes the lock back. */
+void ref_defer_run(struct ref_engine *e, struct ref_defer *d);
+
+/* ---- read (event_read.c) ---- */
+ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count);
+/* Fills v (and members[]) as read(2) and PERF_SAMPLE_READ report them. */
+int ref_event_read_values(struct ref_event *ev, struct ref_read_values *v,
+			  struct ref_read_member **members);
+
+/* ---- ioctl (event_ioctl.c) ---- */
+int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long arg,
+		    struct ref_defer *d);
+
+/* ---- ring buffers and mappings (event_rb.c) ---- */
+int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
+		   void **addr);
+int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+			    struct ref_defer *d);
+int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
+void ref_event_rb_detach(struct ref_event *ev);
+int ref_event_poll_locked(struct ref_event *ev);
+
+/* ---- samples (event_sample.c) ---- */
+/* What a LOST record needs: the event that found space again and its sample. */
+struct lost_cookie {
+	struct ref_event *ev;
+	const struct pecs_sample *s;
+};
+void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d);
+int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s);
+
+#endif /* REF_EVENT_H */

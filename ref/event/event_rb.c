@@ -1,0 +1,290 @@
+/* Ring buffers seen from the events: mmap(2) rules and mlock accounting, munmap(2),
+ * SET_OUTPUT redirection and poll(2). The ring itself is ref/ring's. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "ref/event/event.h"
+#include "ref/policy/policy.h"
+#include "ref/record/record.h"
+#include "ref/ring/ring.h"
+
+
+static ssize_t encode_lost(void *arg, const void *cookie, uint64_t lost, void *out, size_t cap)
+{
+	const struct lost_cookie *c = cookie;
+	struct ref_rb *rb = arg;
+	struct ref_record_desc d;
+
+	ref_event_record_desc(c ? c->ev : rb->owner, &d);
+	return ref_record_encode_lost(&d, lost, c ? c->s : NULL, out, cap);
+}
+
+static int rb_attach(struct ref_rb *rb, struct ref_event *ev)
+{
+	if (rb->nr_events == rb->cap_events) {
+		size_t cap = rb->cap_events ? rb->cap_events * 2 : 4;
+		struct ref_event **n = realloc(rb->events, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rb->events = n;
+		rb->cap_events = cap;
+	}
+	rb->events[rb->nr_events++] = ev;
+	ev->rb = rb;
+	return 0;
+}
+
+static void rb_free(struct ref_rb *rb)
+{
+	ref_ring_destroy(rb->ring);
+	free(rb->events);
+	free(rb);
+}
+
+/* ring_buffer_attach(event, NULL): the rb goes when nothing maps or uses it. */
+void ref_event_rb_detach(struct ref_event *ev)
+{
+	struct ref_rb *rb = ev->rb;
+
+	if (!rb)
+		return;
+	for (size_t i = 0; i < rb->nr_events; i++) {
+		if (rb->events[i] == ev) {
+			rb->events[i] = rb->events[--rb->nr_events];
+			break;
+		}
+	}
+	if (rb->owner == ev)
+		rb->owner = NULL;
+	ev->rb = NULL;
+	if (!rb->nr_events && !rb->mmap_count)
+		rb_free(rb);
+}
+
+static int is_pow2(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* perf_mmap()'s charge: perf_event_mlock_kb per CPU from the user's perf allowance,
+ * the rest against RLIMIT_MEMLOCK, refused past that unless CAP_IPC_LOCK. */
+static int mlock_charge(struct ref_engine *e, long user_extra, long *extra_out)
+{
+	long page_kb = e->lim.page_size / 1024;
+	long user_lock_limit = (e->lim.mlock_kb / page_kb) * e->lim.ncpus;
+	long user_locked = e->user_locked, extra = 0, lock_limit;
+	struct rlimit rl;
+
+	if (user_locked > user_lock_limit)
+		user_locked = user_lock_limit;
+	user_locked += user_extra;
+	if (user_locked > user_lock_limit)
+		extra = user_locked - user_lock_limit;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		lock_limit = -1;
+	else
+		lock_limit = (long)(rl.rlim_cur / (rlim_t)e->lim.page_size);
+	if (lock_limit >= 0 && e->pinned + extra > lock_limit &&
+	    ref_policy_allow_mlock_over(&e->policy))
+		return -EPERM;
+	*extra_out = extra;
+	return 0;
+}
+
+static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long extra,
+		     long user_extra)
+{
+	struct ref_engine *e = ev->e;
+	struct ref_ring_opts o = {
+		.size = sizeof(o),
+		.nr_pages = nr_pages,
+		.page_size = e->lim.page_size,
+		.overwrite = !writable,
+		.backward = (ev->attr.flags & PECS_ATTR_WRITE_BACKWARD) != 0,
+		.wakeup_events = ev->attr.wakeup_events,
+		.watermark = (ev->attr.flags & PECS_ATTR_WATERMARK) != 0,
+		.wakeup_watermark = ev->attr.wakeup_events,
+	};
+	struct ref_rb *rb = calloc(1, sizeof(*rb));
+	int err;
+
+	if (!rb)
+		return -ENOMEM;
+	err = ref_ring_create_opts(&rb->ring, &o);
+	if (err) {
+		free(rb);
+		return err;
+	}
+	rb->nr_pages = nr_pages;
+	rb->owner = ev;
+	rb->extra = extra;
+	rb->user_extra = user_extra;
+	ref_ring_set_lost_fn(rb->ring, encode_lost, rb);
+	err = rb_attach(rb, ev);
+	if (err) {
+		rb_free(rb);
+		return err;
+	}
+	e->user_locked += user_extra;
+	e->pinned += extra;
+	return 0;
+}
+
+int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
+		   void **addr)
+{
+	struct ref_engine *e = ev->e;
+	long ps = e->lim.page_size;
+	size_t vma_size, nr_pages;
+	struct ref_mapping *m;
+	int err;
+
+	if (!addr)
+		return -EFAULT;
+	/* do_mmap() before the file sees it: length, offset alignment, noexec mount. */
+	if (!length || (offset & (ps - 1)))
+		return -EINVAL;
+	if (prot & PROT_EXEC)
+		return -EPERM;
+	if ((ev->attr.flags & PECS_ATTR_INHERIT) && ev->cpu == -1)
+		return -EINVAL;
+	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
+		return -EINVAL;
+	err = ref_policy_allow_read(&e->policy);
+	if (err)
+		return err;
+	/* A non-zero offset maps the AUX area, which no event here has. */
+	if (offset)
+		return -EINVAL;
+	vma_size = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
+	nr_pages = vma_size / (size_t)ps - 1;
+	if (nr_pages && !is_pow2(nr_pages))
+		return -EINVAL;
+
+	if (ev->rb) {
+		if (ev->rb->nr_pages != nr_pages + 1)
+			return -EINVAL;
+	} else {
+		long extra;
+
+		err = mlock_charge(e, (long)nr_pages + 1, &extra);
+		if (err)
+			return err;
+		err = rb_create(ev, nr_pages + 1, (prot & PROT_WRITE) != 0, extra,
+				(long)nr_pages + 1 - extra);
+		if (err)
+			return err;
+		ref_event_sync(ev);
+		ref_event_update_userpage(ev);
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = ref_ring_map(ev->rb->ring, prot, &m->addr);
+	if (err) {
+		free(m);
+		if (!ev->rb->mmap_count) {
+			e->user_locked -= ev->rb->user_extra;
+			e->pinned -= ev->rb->extra;
+			ref_event_rb_detach(ev);
+		}
+		return err;
+	}
+	m->len = vma_size;
+	m->ev = ev;
+	m->rb = ev->rb;
+	m->next = e->maps;
+	e->maps = m;
+	ev->rb->mmap_count++;
+	ev->mmap_count++;
+	ref_event_get(ev);
+	*addr = m->addr;
+	return 0;
+}
+
+/* perf_mmap_close(): when the last mapping of a buffer goes, every event still writing
+ * into it is detached and the mlock charge returned. */
+static void mapping_close(struct ref_engine *e, struct ref_mapping *m, struct ref_defer *d)
+{
+	struct ref_rb *rb = m->rb;
+	struct ref_event *ev = m->ev;
+
+	ref_ring_unmap(rb->ring, m->addr);
+	ev->mmap_count--;
+	if (--rb->mmap_count == 0) {
+		e->user_locked -= rb->user_extra;
+		e->pinned -= rb->extra;
+		if (!rb->nr_events) {
+			rb_free(rb);
+		} else {
+			/* Detaching the last event frees rb. */
+			for (int last = 0; !last;) {
+				last = rb->nr_events == 1;
+				ref_event_rb_detach(rb->events[rb->nr_events - 1]);
+			}
+		}
+	}
+	free(m);
+	ref_event_put(ev, d);
+}
+
+int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+			    struct ref_defer *d)
+{
+	long ps = e->lim.page_size;
+	struct ref_mapping **pp;
+
+	for (pp = &e->maps; *pp; pp = &(*pp)->next) {
+		struct ref_mapping *m = *pp;
+
+		if (m->addr != addr)
+			continue;
+		/* perf_mmap_may_split(): a perf mapping goes whole or not at all. */
+		if (((length + (size_t)ps - 1) & ~((size_t)ps - 1)) != m->len)
+			return -EINVAL;
+		*pp = m->next;
+		mapping_close(e, m, d);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int ref_event_set_output(struct ref_event *ev, struct ref_event *target)
+{
+	struct ref_rb *rb = NULL;
+
+	if (target) {
+		if (target == ev || target->cpu != ev->cpu)
+			return -EINVAL;
+		/* A per-task buffer takes only that task's events. */
+		if (target->cpu == -1 && target->tid != ev->tid)
+			return -EINVAL;
+		if (target->clock != ev->clock)
+			return -EINVAL;
+		if ((target->attr.flags ^ ev->attr.flags) & PECS_ATTR_WRITE_BACKWARD)
+			return -EINVAL;
+	}
+	/* An event with its own live mapping cannot be pointed elsewhere. */
+	if (ev->mmap_count)
+		return -EINVAL;
+	if (target) {
+		rb = target->rb;
+		if (!rb || !rb->mmap_count)
+			return -EINVAL;
+	}
+	if (rb == ev->rb)
+		return 0;
+	ref_event_rb_detach(ev);
+	return rb ? rb_attach(rb, ev) : 0;
+}
+
+int ref_event_poll_locked(struct ref_event *ev)
+{
+	if (!ev->rb)
+		return POLLHUP;
+	return ref_ring_poll(ev->rb->ring) ? POLLIN : 0;
+}

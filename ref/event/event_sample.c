@@ -1,0 +1,103 @@
+/* A sample's way from an overflow to the ring: enabled state, REFRESH limit, the
+ * SET_OUTPUT redirect, PAUSE_OUTPUT and lost accounting, as perf_event_overflow() and
+ * perf_output_begin() handle them. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ref/event/event.h"
+#include "ref/record/record.h"
+#include "ref/ring/ring.h"
+
+
+void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d)
+{
+	*d = (struct ref_record_desc){
+		.size = sizeof(*d),
+		.sample_type = ev->attr.sample_type,
+		.read_format = ev->attr.read_format,
+		.sample_id_all = (ev->attr.flags & PECS_ATTR_SAMPLE_ID_ALL) != 0,
+		/* Linux: a group member's records carry its own id (the Starnix seed
+		 * uses the leader's). Not inherited, so stream_id is the same id. */
+		.id = ev->id,
+		.stream_id = ev->id,
+		.max_stack = ev->attr.sample_max_stack,
+		/* With FREQ the attr holds a frequency, not a period; the profiler then
+		 * reports each sample's own period. */
+		.period = (ev->attr.flags & PECS_ATTR_FREQ) ? 0 : ev->period,
+	};
+}
+
+static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
+{
+	struct ref_read_values rv = {0};
+	struct ref_read_member *members = NULL;
+	struct ref_record_desc d;
+	struct lost_cookie cookie = {ev, s};
+	ssize_t size;
+	void *rec;
+	int err;
+
+	ref_event_record_desc(ev, &d);
+	if (ev->attr.sample_type & PECS_SAMPLE_READ) {
+		err = ref_event_read_values(ev, &rv, &members);
+		if (err)
+			return err;
+	}
+	size = ref_record_sample_size(&d, s, members ? &rv : NULL);
+	if (size < 0) {
+		free(members);
+		return (int)size;
+	}
+	rec = malloc((size_t)size);
+	if (!rec) {
+		free(members);
+		return -ENOMEM;
+	}
+	size = ref_record_encode_sample(&d, s, members ? &rv : NULL, rec, (size_t)size);
+	free(members);
+	if (size < 0) {
+		free(rec);
+		return (int)size;
+	}
+	err = ref_ring_write_with(ev->rb->ring, rec, (size_t)size, &cookie);
+	free(rec);
+	if (err == -ENOSPC) {
+		/* perf_output_begin(): no room or paused output, the event's lost count. */
+		ev->lost++;
+		return 0;
+	}
+	/* A one-page mapping has no data area: dropped without being counted (measured). */
+	if (err == -ENODATA)
+		return 0;
+	if (!err)
+		pthread_cond_broadcast(&ev->e->wake);
+	return err;
+}
+
+int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
+{
+	int err = 0;
+
+	if (!ref_attr_is_sampling(&ev->attr))
+		return -EINVAL;
+	if (!ev->running && !ev->draining)
+		return REF_DELIVER_OFF;
+	if (!s || s->size < offsetof(struct pecs_sample, ips) + sizeof(s->ips))
+		return -EINVAL;
+	/* No buffer (never mapped, or unmapped): nowhere to write, nothing counted. */
+	if (ev->rb)
+		err = write_sample(ev, s);
+	/* REFRESH: the overflow that uses up the limit still outputs its sample, then the
+	 * event disables itself (__perf_event_overflow()). */
+	if (ev->event_limit && --ev->event_limit == 0) {
+		ref_event_sync_group(ev->leader);
+		ev->on = 0;
+		for (uint32_t i = 0; i <= ev->leader->nr_siblings; i++) {
+			struct ref_event *m = i ? ev->leader->siblings[i - 1] : ev->leader;
+
+			m->running = m->on && ev->leader->on;
+		}
+		ref_event_update_userpage(ev);
+	}
+	return err;
+}

@@ -1,0 +1,254 @@
+/* Event lifetime, enable state, time accounting and group membership. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/event/event.h"
+#include "ref/ring/ring.h"
+
+struct ref_event *ref_event_lookup(struct ref_engine *e, int fd)
+{
+	size_t i;
+
+	if (fd < e->first_fd)
+		return NULL;
+	i = (size_t)(fd - e->first_fd);
+	return i < e->nr_fds ? e->fds[i] : NULL;
+}
+
+void ref_event_get(struct ref_event *ev)
+{
+	ev->refs++;
+}
+
+void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
+{
+	if (d->nr == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 8;
+		struct ref_defer_item *n = realloc(d->items, cap * sizeof(*n));
+
+		if (!n) {
+			/* Losing a hook only loses a profiler notification, not state. */
+			d->oom = 1;
+			return;
+		}
+		d->items = n;
+		d->cap = cap;
+	}
+	if (what == REF_DEFER_START || what == REF_DEFER_STOP)
+		ref_event_get(ev);
+	d->items[d->nr].ev = ev;
+	d->items[d->nr].what = what;
+	d->nr++;
+}
+
+/* Folds the time since the last sync into the counters, by the state the event was in. */
+void ref_event_sync(struct ref_event *ev)
+{
+	uint64_t t = ref_source_read(&ev->tsrc);
+	uint64_t c = ref_source_read(&ev->csrc);
+
+	if (ev->on)
+		ev->time_enabled += t - ev->t_last;
+	if (ev->running) {
+		ev->time_running += t - ev->t_last;
+		ev->count += c - ev->c_last;
+	}
+	ev->t_last = t;
+	ev->c_last = c;
+}
+
+void ref_event_sync_group(struct ref_event *leader)
+{
+	ref_event_sync(leader);
+	for (uint32_t i = 0; i < leader->nr_siblings; i++)
+		ref_event_sync(leader->siblings[i]);
+}
+
+void ref_event_update_userpage(struct ref_event *ev)
+{
+	/* Only the event that created a buffer publishes its times there, as the kernel's
+	 * perf_event_update_userpage() writes through the event's own rb. */
+	if (ev->rb && ev->rb->owner == ev)
+		ref_ring_update_userpage(ev->rb->ring, (int64_t)ev->count, ev->time_enabled,
+					 ev->time_running);
+}
+
+/* Recomputes who runs after a state change in the group and queues profiler hooks for
+ * every event whose running state flipped. */
+static void group_reschedule(struct ref_event *leader, struct ref_defer *d)
+{
+	for (uint32_t i = 0; i <= leader->nr_siblings; i++) {
+		struct ref_event *ev = i ? leader->siblings[i - 1] : leader;
+		int run = ev->on && leader->on;
+
+		if (run != ev->running && ev->has_sampler)
+			ref_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
+		ev->running = run;
+		ref_event_update_userpage(ev);
+	}
+}
+
+void ref_event_enable(struct ref_event *ev, struct ref_defer *d)
+{
+	if (ev->on)
+		return;
+	ref_event_sync_group(ev->leader);
+	ev->on = 1;
+	group_reschedule(ev->leader, d);
+}
+
+void ref_event_disable(struct ref_event *ev, struct ref_defer *d)
+{
+	if (!ev->on)
+		return;
+	ref_event_sync_group(ev->leader);
+	ev->on = 0;
+	group_reschedule(ev->leader, d);
+}
+
+/* Zeroes the count only: time_enabled and time_running carry on (measured). */
+void ref_event_reset(struct ref_event *ev)
+{
+	ref_event_sync(ev);
+	ev->count = 0;
+	ref_event_update_userpage(ev);
+}
+
+static void reset_fn(struct ref_event *ev, struct ref_defer *d)
+{
+	(void)d;
+	ref_event_reset(ev);
+}
+
+void ref_event_for_group(struct ref_event *ev, int group,
+			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d)
+{
+	struct ref_event *leader = ev->leader;
+
+	if (!fn)
+		fn = reset_fn;
+	if (!group) {
+		fn(ev, d);
+		return;
+	}
+	fn(leader, d);
+	for (uint32_t i = 0; i < leader->nr_siblings; i++)
+		fn(leader->siblings[i], d);
+}
+
+int ref_group_add(struct ref_event *leader, struct ref_event *ev)
+{
+	if (leader->nr_siblings == leader->cap_siblings) {
+		uint32_t cap = leader->cap_siblings ? leader->cap_siblings * 2 : 4;
+		struct ref_event **n = realloc(leader->siblings, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		leader->siblings = n;
+		leader->cap_siblings = cap;
+	}
+	leader->siblings[leader->nr_siblings++] = ev;
+	ev->leader = leader;
+	return 0;
+}
+
+/* perf_group_detach(): a member leaves its group; a leader's members become
+ * singletons, each leading itself from now on. */
+static void group_detach(struct ref_event *ev, struct ref_defer *d)
+{
+	struct ref_event *leader = ev->leader;
+
+	ref_event_sync_group(leader);
+	if (leader != ev) {
+		for (uint32_t i = 0; i < leader->nr_siblings; i++) {
+			if (leader->siblings[i] == ev) {
+				memmove(&leader->siblings[i], &leader->siblings[i + 1],
+					(leader->nr_siblings - i - 1) * sizeof(*leader->siblings));
+				leader->nr_siblings--;
+				break;
+			}
+		}
+		ev->leader = ev;
+		return;
+	}
+	for (uint32_t i = 0; i < ev->nr_siblings; i++) {
+		struct ref_event *s = ev->siblings[i];
+
+		s->leader = s;
+		group_reschedule(s, d);
+	}
+	ev->nr_siblings = 0;
+}
+
+static void event_release(struct ref_event *ev, struct ref_defer *d)
+{
+	group_detach(ev, d);
+	if (ev->running && ev->has_sampler)
+		ref_defer_add(d, ev, REF_DEFER_STOP_LAST);
+	ev->on = ev->running = 0;
+	ref_event_rb_detach(ev);
+	free(ev->siblings);
+	ev->siblings = NULL;
+	if (ev->has_sampler) {
+		/* The release hook frees ev once the stop hooks queued before it ran. */
+		ref_defer_add(d, ev, REF_DEFER_RELEASE);
+		return;
+	}
+	free(ev);
+}
+
+void ref_event_put(struct ref_event *ev, struct ref_defer *d)
+{
+	if (--ev->refs)
+		return;
+	event_release(ev, d);
+}
+
+void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
+{
+	/* Putting the hooks' references may release events and queue more hooks. */
+	while (d->nr) {
+		struct ref_defer batch = *d;
+
+		memset(d, 0, sizeof(*d));
+		pthread_mutex_unlock(&e->lock);
+		for (size_t i = 0; i < batch.nr; i++) {
+			struct ref_event *ev = batch.items[i].ev;
+
+			switch (batch.items[i].what) {
+			case REF_DEFER_START:
+				if (ev->ops.start)
+					ev->ops.start(ev->priv, ev);
+				break;
+			case REF_DEFER_STOP:
+			case REF_DEFER_STOP_LAST:
+				/* Deliveries during stop are samples taken while it ran. */
+				pthread_mutex_lock(&e->lock);
+				ev->draining++;
+				pthread_mutex_unlock(&e->lock);
+				if (ev->ops.stop)
+					ev->ops.stop(ev->priv, ev);
+				pthread_mutex_lock(&e->lock);
+				ev->draining--;
+				pthread_mutex_unlock(&e->lock);
+				break;
+			case REF_DEFER_RELEASE:
+				if (ev->ops.release)
+					ev->ops.release(ev->priv);
+				free(ev);
+				break;
+			}
+		}
+		pthread_mutex_lock(&e->lock);
+		for (size_t i = 0; i < batch.nr; i++) {
+			int what = batch.items[i].what;
+
+			if (what == REF_DEFER_START || what == REF_DEFER_STOP)
+				ref_event_put(batch.items[i].ev, d);
+		}
+		free(batch.items);
+	}
+	free(d->items);
+	memset(d, 0, sizeof(*d));
+}

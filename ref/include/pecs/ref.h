@@ -1,0 +1,129 @@
+/* The pecs reference engine: perf_event_open(2) and the calls on its fds, implemented
+ * in user space the way Linux 6.12+ behaves for the software events it supports.
+ *
+ * One struct ref_engine holds all state (events, ids, fds, rings), so tests can run
+ * several side by side. Every call returns a value or a negative errno, as the kernel's
+ * own syscall layer does. Event fds are engine-local numbers starting at
+ * ref_config.first_fd (1000 by default) so they cannot be mistaken for real fds.
+ *
+ * All calls are thread-safe: one mutex per engine serialises them. Mappings returned by
+ * ref_engine_mmap() are real shared memory; a reader thread follows data_head there
+ * without taking any engine lock.
+ */
+#ifndef PECS_REF_H
+#define PECS_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pecs/abi.h"
+#include "pecs/impl.h"
+
+/* Capability bits as numbered by <linux/capability.h>, kept as a mask (1ull << n). */
+#define REF_CAP_IPC_LOCK 14
+#define REF_CAP_SYS_ADMIN 21
+#define REF_CAP_PERFMON 38
+#define REF_CAP_MASK(n) (1ull << (n))
+
+/* LSM-style hooks the engine consults after the paranoid/capability rules, as
+ * security_perf_event_{open,read,write}() do on Linux; a set bit denies with EACCES. */
+#define REF_LSM_DENY_OPEN (1u << 0)   /* perf_event_open itself */
+#define REF_LSM_DENY_CPU (1u << 1)    /* cpu-wide events */
+#define REF_LSM_DENY_KERNEL (1u << 2) /* events that see kernel state */
+#define REF_LSM_DENY_READ (1u << 3)   /* read(2) and mmap(2) */
+#define REF_LSM_DENY_WRITE (1u << 4)  /* ioctl(2) */
+
+/* Who is calling: what perf_event_paranoid and the caller's credentials say. */
+struct ref_policy {
+	size_t size;       /* sizeof(struct ref_policy) as the caller built it */
+	int paranoid;      /* kernel.perf_event_paranoid: -1..2; 3 and above deny all (Debian) */
+	uint64_t caps;     /* effective capabilities, REF_CAP_MASK() bits */
+	uid_t uid;         /* compared with a target task's uids for pid > 0 */
+	uint32_t lsm_deny; /* REF_LSM_DENY_* */
+};
+
+/* Fills p from the host: /proc/sys/kernel/perf_event_paranoid, capget(2), getuid(2). */
+int ref_policy_from_host(struct ref_policy *p);
+
+/* Engine configuration. Zero fields take the host's value (or the default named). */
+struct ref_config {
+	size_t size;            /* sizeof(struct ref_config) as the caller built it */
+	const struct ref_policy *policy; /* NULL: ref_policy_from_host() */
+	int ncpus;              /* 0: online CPUs */
+	long page_size;         /* 0: sysconf(_SC_PAGESIZE) */
+	int max_stack;          /* 0: kernel.perf_event_max_stack */
+	int max_sample_rate;    /* 0: kernel.perf_event_max_sample_rate */
+	int mlock_kb;           /* 0: kernel.perf_event_mlock_kb */
+	uint64_t first_id;      /* 0: 1 */
+	int first_fd;           /* 0: 1000 */
+};
+
+struct ref_engine;
+
+/* NULL with errno set on failure (EINVAL for a bad config, ENOMEM). */
+struct ref_engine *ref_engine_new(const struct ref_config *cfg);
+/* Releases every event and mapping the engine still holds. */
+void ref_engine_free(struct ref_engine *e);
+
+/* perf_event_open(2). attr points at attr->size bytes (at most 4096) the caller owns;
+ * like the kernel, the engine writes the size it knows back on E2BIG. */
+int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int cpu,
+		    int group_fd, unsigned long flags);
+int ref_engine_close(struct ref_engine *e, int fd);
+ssize_t ref_engine_read(struct ref_engine *e, int fd, void *buf, size_t count);
+ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t count);
+/* arg is a pointer value for ID, PERIOD, SET_FILTER, QUERY_BPF and MODIFY_ATTRIBUTES,
+ * an engine fd (or -1) for SET_OUTPUT, a real process fd for SET_BPF. */
+int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsigned long arg);
+int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
+		    off_t offset, void **addr);
+int ref_engine_munmap(struct ref_engine *e, void *addr, size_t length);
+/* Returns revents (POLLIN, POLLHUP) or -errno; waits up to timeout_ms (-1: forever). */
+int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms);
+
+/* Hands one decoded sample to a sampling event, as an overflow would: honours the
+ * enabled state, PAUSE_OUTPUT, REFRESH, SET_OUTPUT and wakeups. 0 when handled
+ * (written, counted lost or dropped because the event is off); -EINVAL for a counting
+ * event; -EBADF for an unknown fd. */
+int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sample *s);
+
+/* The limits and privileges the engine runs with. */
+int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts);
+
+/* A profiler that feeds one event with live samples (the sampler and replay profilers
+ * in ref/profiler implement it). start runs when the event becomes enabled, stop when
+ * it is disabled (before the disable returns, so stop may still deliver the samples it
+ * has buffered), release when the event goes away. None of them runs under the engine
+ * lock; samples come back through ref_event_deliver_sample() (ref/event/event.h).
+ * An event that disables itself (REFRESH limit reached) does not call stop: delivery
+ * then returns REF_DELIVER_OFF and drops the sample. */
+struct ref_event;
+struct ref_sampler_ops {
+	size_t size;
+	int (*start)(void *priv, struct ref_event *ev);
+	void (*stop)(void *priv, struct ref_event *ev);
+	void (*release)(void *priv);
+};
+int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
+			      void *priv);
+
+/* What a profiler needs to know about the event it feeds. */
+struct ref_event_info {
+	size_t size;
+	uint64_t id;
+	uint64_t period;    /* sampling period (clock events: ns; freq already converted) */
+	uint64_t sample_type;
+	pid_t pid, tid;     /* target task; pid -1 for a cpu-wide event */
+	int cpu;
+	uint32_t max_stack; /* attr.sample_max_stack as open resolved it */
+};
+int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
+
+/* Delivers one sample from a live profiler; same rules as ref_engine_inject_sample().
+ * Returns 0 when written or counted lost, REF_DELIVER_OFF when the event is disabled
+ * (sample dropped), or a negative errno. */
+#define REF_DELIVER_OFF 1
+int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s);
+
+#endif /* PECS_REF_H */
