@@ -1,0 +1,411 @@
+/* Engine-level cases: exact samples placed through the optional inject_sample entry
+ * (feature engine.inject), so the ring's bytes can be predicted to the byte. The kernel
+ * has no such entry and reports these UNSUPPORTED; the expected bytes follow Linux's
+ * encoding (perf_output_sample(), perf_callchain() in kernel/events), not any engine.
+ *
+ * An injected sample is treated as one overflow of an enabled event: it is subject to
+ * PAUSE_OUTPUT, REFRESH limits and the ring's flow control exactly as a live one.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pecs/vectors.h"
+#include "support_ring.h"
+
+#define PERIOD_NS 100000ull
+#define PID 4242u
+#define TID 4243u
+#define MAX_IPS 1000
+
+static uint64_t ip_pool[MAX_IPS];
+
+static const uint64_t *ips_for(uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < MAX_IPS; i++)
+		ip_pool[i] = 0x400000u + 0x10u * i;
+	return ip_pool;
+}
+
+static void make_sample(struct pecs_sample *s, uint64_t time, uint32_t nr_ips)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->pid = PID;
+	s->tid = TID;
+	s->time = time;
+	s->cpu = 0;
+	s->nr_ips = nr_ips;
+	s->ips = ips_for(nr_ips);
+}
+
+static int open_enabled(struct pecs_t *t, uint64_t st, uint64_t rf, unsigned int data_pages,
+			struct pecs_ring *r)
+{
+	struct pecs_attr a;
+	int fd, ret;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
+	a.read_format = rf;
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL;
+	fd = pecs_open(t, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return fd;
+	if ((ret = pecs_ring_map(t, fd, data_pages, PROT_READ | PROT_WRITE, r)) < 0)
+		return ret;
+	if ((ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
+		return ret;
+	return fd;
+}
+
+static int inject(struct pecs_t *t, int fd, uint64_t time, uint32_t nr_ips)
+{
+	struct pecs_sample s;
+
+	make_sample(&s, time, nr_ips);
+	return pecs_inject_sample(t, fd, &s);
+}
+
+/* ---- IP|TID|TIME|CALLCHAIN records of a chosen size -------------------------------- */
+
+#define CC_ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME | PECS_SAMPLE_CALLCHAIN)
+
+/* header, ip, pid/tid, time, nr, USER marker: 48 bytes, plus 8 per ip. */
+static size_t cc_size(uint32_t nr_ips)
+{
+	return pecs_sample_size(CC_ST, 0, 1, nr_ips + 1);
+}
+
+/* The record Linux writes for make_sample(time, nr_ips) under CC_ST. */
+static size_t cc_expected(uint8_t *buf, uint64_t time, uint32_t nr_ips)
+{
+	const uint64_t *ips = ips_for(nr_ips);
+	struct pecs_record_header h = {PECS_RECORD_SAMPLE, PECS_MISC_USER,
+				       (uint16_t)cc_size(nr_ips)};
+	uint64_t *w = (uint64_t *)(buf + sizeof(h));
+
+	memcpy(buf, &h, sizeof(h));
+	*w++ = ips[0];
+	*w++ = (uint64_t)TID << 32 | PID;
+	*w++ = time;
+	*w++ = nr_ips + 1;
+	*w++ = PECS_CONTEXT_USER;
+	for (uint32_t i = 0; i < nr_ips; i++)
+		*w++ = ips[i];
+	return h.size;
+}
+
+/* Inject fillers until the next record starts at free-running offset `target`, reading
+ * back and consuming each so the writer always has room. */
+static void fill_to(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t target,
+		    uint32_t kmax)
+{
+	const size_t min = cc_size(1), max = cc_size(kmax);
+	const struct pecs_record_header *rec;
+	uint64_t time = 1000;
+
+	while (r->tail < target) {
+		size_t rem = (size_t)(target - r->tail), want;
+
+		if (rem <= max)
+			want = rem;
+		else if (rem - max >= min)
+			want = max;
+		else
+			want = rem - min;
+		PECS_CHECK(t, want >= min, "cannot fill %zu bytes with %zu-byte records", rem, min);
+		PECS_CHECK_OK(t, inject(t, fd, time++, (uint32_t)((want - cc_size(0)) / 8)));
+		PECS_CHECK_EQ(t, pecs_ring_next(r, &rec), 1);
+		PECS_CHECK_EQ(t, rec->size, want);
+		pecs_ring_consume(r);
+	}
+}
+
+PECS_CASE(engine_wrap_exact, "Required.Engine.Ring.WrapStraddlesEndByteExact",
+	  "engine.inject,mmap", "RING-WRAP,ENG-WRAP-EXACT")
+{
+	static const uint32_t straddle[] = {8, 16, 24};
+	const uint32_t k = 6; /* a 104-byte record */
+	uint32_t kmax = pecs_host(t)->max_stack < 100 ? (uint32_t)pecs_host(t)->max_stack : 100;
+	uint8_t want[2048];
+
+	for (size_t i = 0; i < sizeof(straddle) / sizeof(straddle[0]); i++) {
+		const struct pecs_record_header *rec;
+		struct pecs_ring r;
+		size_t size = cc_size(k);
+		int fd = open_enabled(t, CC_ST, 0, 1, &r);
+
+		PECS_CHECK_OK(t, fd);
+		fill_to(t, fd, &r, r.data_size - (size - straddle[i]), kmax);
+		if (pecs_failed(t))
+			return;
+		PECS_CHECK_OK(t, inject(t, fd, 77777, k));
+		PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+		PECS_CHECK(t, r.last_wrapped, "the record did not reach the end of the area");
+		PECS_CHECK_EQ(t, (r.last_offset % r.data_size) + rec->size - r.data_size,
+			      straddle[i]);
+		PECS_CHECK_EQ(t, cc_expected(want, 77777, k), rec->size);
+		PECS_CHECK_MEM(t, (const uint8_t *)rec, want, size);
+		PECS_CHECK_EQ(t, pecs_ring_head(&r), r.data_size + straddle[i]);
+	}
+}
+
+PECS_CASE(engine_full_lost, "Required.Engine.Ring.FullWritableLostCountExact",
+	  "engine.inject,mmap", "RING-WRITABLE-FILL,RING-LOST-RECORD,ENG-LOST-EXACT")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const uint64_t rf = pecs_claims(t, "read.lost") ? PECS_FORMAT_ID | PECS_FORMAT_LOST : 0;
+	const size_t size = pecs_sample_size(st, 0, 1, 0);
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	uint64_t id, lost_id, lost, cap, v[3];
+	int fd = open_enabled(t, st, rf, 1, &r);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
+	/* The writer leaves 8 bytes free: head may never catch up with tail. */
+	cap = (r.data_size - 8) / size;
+	for (uint64_t i = 0; i < cap + 7; i++)
+		(void)inject(t, fd, 1000 + i, 1);
+	PECS_CHECK_EQ(t, pecs_ring_head(&r), cap * size);
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), cap);
+	if (rf) {
+		PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+		PECS_CHECK_EQ(t, v[2], 7);
+	}
+	while (pecs_ring_next(&r, &rec) > 0)
+		;
+	pecs_ring_consume(&r);
+	PECS_CHECK_OK(t, inject(t, fd, 5000, 1));
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_EQ(t, rec->misc, 0);
+	PECS_CHECK_EQ(t, rec->size, 24);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, lost_id, id);
+	PECS_CHECK_EQ(t, lost, 7);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 0);
+}
+
+PECS_CASE(engine_pause, "Required.Engine.PauseOutput.NothingWrittenThenExactLost",
+	  "engine.inject,ioctl.pause_output,mmap",
+	  "IOC-PAUSE-NO-WRITES,IOC-PAUSE-LOST-ON-RESUME,ENG-PAUSE-EXACT")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const struct pecs_record_header *rec;
+	struct pecs_ring r;
+	uint64_t id, lost_id, lost, head;
+	int fd = open_enabled(t, st, 0, 1, &r);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
+	PECS_CHECK_OK(t, inject(t, fd, 1, 1));
+	PECS_CHECK_OK(t, inject(t, fd, 2, 1));
+	head = pecs_ring_head(&r);
+	PECS_CHECK_EQ(t, head, 2 * pecs_sample_size(st, 0, 1, 0));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), 0);
+	for (int i = 0; i < 5; i++)
+		(void)inject(t, fd, 10 + (uint64_t)i, 1);
+	PECS_CHECK_EQ(t, pecs_ring_head(&r), head);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0), 0);
+	PECS_CHECK_OK(t, inject(t, fd, 20, 1));
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, 0), 4);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
+	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
+	PECS_CHECK_EQ(t, lost_id, id);
+	PECS_CHECK_EQ(t, lost, 5);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+}
+
+PECS_CASE(engine_refresh, "Required.Engine.Refresh.ExactlyNRecordsThenDisabled",
+	  "engine.inject,ioctl.refresh,mmap", "IOC-REFRESH-N-OVERFLOWS,ENG-REFRESH-EXACT")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const int n = 3;
+	struct pecs_attr a;
+	struct pecs_ring r;
+	uint64_t v[2], te; /* value, time_enabled */
+	int fd;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
+	a.read_format = PECS_FORMAT_TOTAL_TIME_ENABLED;
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, (unsigned long)n), 0);
+	for (int i = 0; i < n; i++)
+		PECS_CHECK_OK(t, inject(t, fd, 100 + (uint64_t)i, 1));
+	for (int i = 0; i < 3; i++)
+		(void)inject(t, fd, 200 + (uint64_t)i, 1);
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), n);
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	te = v[1];
+	pecs_burn_cpu(1000 * 1000);
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	PECS_CHECK(t, v[1] == te, "time_enabled moved from %llu to %llu: still enabled",
+		   (unsigned long long)te, (unsigned long long)v[1]);
+}
+
+/* Linux keeps max_stack user entries (the sample_max_stack attr, else the sysctl) after
+ * the one context marker; the u16 record size must still hold. */
+static void check_trimmed(struct pecs_t *t, uint16_t attr_max, uint32_t expect_entries)
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CALLCHAIN;
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_attr a;
+	struct pecs_ring r;
+	const uint64_t *ips;
+	int fd;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
+	a.sample_max_stack = attr_max;
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK_OK(t, inject(t, fd, 1, MAX_IPS));
+	ips = ips_for(MAX_IPS);
+	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
+	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
+	PECS_CHECK_OK(t, pecs_parse_sample(rec, st, 0, &s));
+	PECS_CHECK_EQ(t, s.size, rec->size);
+	PECS_CHECK_EQ(t, rec->size, pecs_sample_size(st, 0, 1, expect_entries + 1));
+	PECS_CHECK_EQ(t, s.nr_ips, expect_entries + 1);
+	PECS_CHECK_EQ(t, s.ips[0], PECS_CONTEXT_USER);
+	PECS_CHECK_MEM(t, &s.ips[1], ips, expect_entries * sizeof(uint64_t));
+	PECS_CHECK_EQ(t, s.ip, ips[0]);
+}
+
+PECS_CASE(engine_callchain_sysctl, "Required.Engine.Callchain.OversizedTrimmedToMaxStack",
+	  "engine.inject,mmap", "REC-CALLCHAIN-MAX,ENG-CALLCHAIN-TRIM")
+{
+	int max = pecs_host(t)->max_stack;
+
+	if (max <= 0 || max >= MAX_IPS)
+		PECS_BROKEN(t, "max_stack %d: 1000 ips would not be trimmed", max);
+	check_trimmed(t, 0, (uint32_t)max);
+}
+
+PECS_CASE(engine_callchain_attr, "Required.Engine.Callchain.SampleMaxStackAttrTrims",
+	  "engine.inject,mmap", "REC-CALLCHAIN-MAX,ENG-CALLCHAIN-TRIM")
+{
+	if (pecs_host(t)->max_stack < 10)
+		PECS_ENV_SKIP(t, "max_stack %d is below the 10 this case asks for",
+			      pecs_host(t)->max_stack);
+	check_trimmed(t, 10, 10);
+}
+
+/* ---- record layout vectors ------------------------------------------------------ */
+
+/* Patch the run-time ranges of `want` from `got` or from the events' ids. */
+static int patch_dynamic(const struct pecs_vec_record *v, uint8_t *want, const uint8_t *got,
+			 const uint64_t *ids)
+{
+	for (uint32_t i = 0; i < v->nr_dynamic; i++) {
+		const struct pecs_vec_dynamic *d = &v->dynamic[i];
+		unsigned int m;
+
+		if (d->offset + d->size > v->expected_len)
+			return -EBADMSG;
+		if (!strcmp(d->field, "id") && d->size == 8)
+			memcpy(want + d->offset, &ids[0], 8);
+		else if (sscanf(d->field, "member_id[%u]", &m) == 1 && m < v->nr_members &&
+			 d->size == 8)
+			memcpy(want + d->offset, &ids[m], 8);
+		else /* values, times and host-dependent words are not compared */
+			memcpy(want + d->offset, got + d->offset, d->size);
+	}
+	return 0;
+}
+
+#define VEC_MEMBERS_MAX 8
+
+/* One vector: 0 when the ring holds exactly its bytes, else a verdict is recorded. */
+static int check_vector(struct pecs_t *t, const struct pecs_vec_record *v)
+{
+	static uint8_t want[65536];
+	const struct pecs_record_header *rec;
+	uint64_t ids[VEC_MEMBERS_MAX];
+	struct pecs_sample s;
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int fds[VEC_MEMBERS_MAX], ret;
+
+	if (v->nr_members == 0 || v->nr_members > VEC_MEMBERS_MAX || v->expected_len > sizeof(want)) {
+		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__, "tcId %d: %u members, %u bytes",
+			     v->tc_id, v->nr_members, v->expected_len);
+		return -1;
+	}
+	for (uint32_t m = 0; m < v->nr_members; m++) {
+		if (m == 0) {
+			pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, v->period, v->sample_type);
+		} else {
+			pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+		}
+		a.read_format = v->read_format;
+		fds[m] = pecs_open(t, &a, 0, -1, m ? fds[0] : -1, 0);
+		if (fds[m] < 0 || (ret = pecs_event_id(t, fds[m], &ids[m])) < 0) {
+			PECS_FAIL_(t, "tcId %d (%s): open of event %u: %s", v->tc_id, v->comment,
+				   m, pecs_retname(fds[m] < 0 ? fds[m] : ret));
+			return -1;
+		}
+	}
+	if ((ret = pecs_ring_map(t, fds[0], 4, PROT_READ | PROT_WRITE, &r)) < 0 ||
+	    (ret = pecs_ioctl(t, fds[0], PECS_IOC_ENABLE, PECS_IOC_FLAG_GROUP)) < 0) {
+		PECS_FAIL_(t, "tcId %d: mmap/enable: %s", v->tc_id, pecs_retname(ret));
+		return -1;
+	}
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.pid = v->pid;
+	s.tid = v->tid;
+	s.time = v->time;
+	s.cpu = v->cpu;
+	s.period = v->period;
+	s.addr = v->addr;
+	s.ips = v->ips;
+	s.nr_ips = v->nr_ips;
+	if ((ret = pecs_inject_sample(t, fds[0], &s)) < 0 ||
+	    (ret = pecs_ring_next(&r, &rec)) != 1) {
+		PECS_FAIL_(t, "tcId %d (%s): no record: %s", v->tc_id, v->comment,
+			   pecs_retname(ret));
+		return -1;
+	}
+	if (rec->size != v->expected_len) {
+		PECS_FAIL_(t, "tcId %d (%s): record of %u bytes, expected %u", v->tc_id, v->comment,
+			   rec->size, v->expected_len);
+		return -1;
+	}
+	memcpy(want, v->expected, v->expected_len);
+	if (patch_dynamic(v, want, (const uint8_t *)rec, ids) < 0) {
+		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__,
+			     "tcId %d: dynamic range outside the record", v->tc_id);
+		return -1;
+	}
+	long off = pecs_memdiff(rec, want, v->expected_len);
+	if (off >= 0) {
+		PECS_FAIL_(t, "tcId %d (%s): byte %ld differs: %s", v->tc_id, v->comment, off,
+			   pecs_hexdiff(rec, want, v->expected_len, off));
+		return -1;
+	}
+	/* Release this vector's events before the next one. */
+	pecs_munmap(t, r.meta, r.map_len);
+	for (uint32_t m = v->nr_members; m-- > 0;)
+		pecs_close(t, fds[m]);
+	return 0;
+}
+
+PECS_CASE(engine_record_vectors, "Required.Engine.Record.LayoutVectorsByteExact",
+	  "engine.inject,mmap", "REC-SAMPLE-ORDER,REC-SAMPLE-SIZE,ENG-RECORD-VECTORS")
+{
+	PECS_CHECK(t, pecs_vec_records_count > 0, "no record_layout vectors");
+	for (size_t i = 0; i < pecs_vec_records_count; i++)
+		if (check_vector(t, &pecs_vec_records[i]) < 0)
+			return;
+}
