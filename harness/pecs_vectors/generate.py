@@ -9,6 +9,14 @@ import difflib
 import os
 import sys
 
+
+if __name__ == "__main__" and not __package__:
+    # Run as a file rather than with -m: import the package from harness/ instead.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from pecs_vectors.generate import main as _main
+
+    sys.exit(_main())
+
 from . import document
 from .areas import attr_sizes, ioctl_requests, mmap_page, read_format, record_layout
 

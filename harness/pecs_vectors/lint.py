@@ -103,7 +103,7 @@ def check_meaning(doc, old_doc, path):
     return problems
 
 
-def lint_file(vectors_dir, rel_path, store, repo_root=None):
+def lint_file(vectors_dir, rel_path, store, repo_root=None, rev="HEAD"):
     path = "vectors/" + rel_path
     try:
         with open(os.path.join(vectors_dir, rel_path), encoding="utf-8") as f:
@@ -147,7 +147,7 @@ def lint_file(vectors_dir, rel_path, store, repo_root=None):
 
     if repo_root:
         rel_repo = os.path.relpath(os.path.join(vectors_dir, rel_path), repo_root)
-        old = committed_text(repo_root, rel_repo)
+        old = committed_text(repo_root, rel_repo, rev)
         if old is not None:
             try:
                 old_doc = json.loads(old)
@@ -158,14 +158,19 @@ def lint_file(vectors_dir, rel_path, store, repo_root=None):
     return problems
 
 
-def lint(vectors_dir, history=True):
-    """Every problem found in vectors_dir; empty means clean."""
+def lint(vectors_dir, history=True, rev="HEAD"):
+    """Every problem found in vectors_dir; empty means clean. With history, tests are
+    compared with the same files at git revision rev."""
     store = _load_schemas(vectors_dir)
     repo_root = _repo_root(vectors_dir) if history else None
     problems = []
+    if repo_root and subprocess.run(["git", "-C", repo_root, "rev-parse", "--verify", "-q", rev + "^{commit}"],
+                                    stdout=subprocess.DEVNULL).returncode != 0:
+        problems.append("git revision %r not found: cannot check that published tcIds kept their meaning" % rev)
+        repo_root = None
     files = vector_files(vectors_dir)
     if not files:
         problems.append("no vector files under %s" % vectors_dir)
     for rel in files:
-        problems += lint_file(vectors_dir, rel, store, repo_root)
+        problems += lint_file(vectors_dir, rel, store, repo_root, rev)
     return problems

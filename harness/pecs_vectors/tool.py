@@ -9,13 +9,22 @@ Run from harness/:  /usr/bin/python3 -m pecs_vectors.tool <command>
 """
 
 import argparse
+import os
 import sys
+
+
+if __name__ == "__main__" and not __package__:
+    # Run as a file rather than with -m: import the package from harness/ instead.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from pecs_vectors.tool import main as _main
+
+    sys.exit(_main())
 
 from . import generate, lint
 
 
 def _cmd_lint(args):
-    problems = lint.lint(args.vectors_dir, history=not args.no_history)
+    problems = lint.lint(args.vectors_dir, history=not args.no_history, rev=args.rev)
     for p in problems:
         print(p)
     files = lint.vector_files(args.vectors_dir)
@@ -61,6 +70,8 @@ def main(argv=None):
         if name == "lint":
             sp.add_argument("--no-history", action="store_true",
                             help="skip the comparison with the last commit")
+            sp.add_argument("--rev", default="HEAD",
+                            help="git revision whose tcIds must keep their meaning (default HEAD)")
     args = p.parse_args(argv)
     return COMMANDS[args.command][0](args)
 

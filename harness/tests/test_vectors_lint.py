@@ -124,3 +124,12 @@ def test_new_tcid_is_accepted(repo):
         d["numberOfTests"] += 1
     _edit(vec, RECORDS, add)
     assert lint.lint(str(vec)) == []
+
+
+def test_rev_option_compares_with_an_older_commit(repo):
+    vec = repo / "vectors"
+    _edit(vec, RECORDS, lambda d: d["testGroups"][0]["tests"][0].update(comment="changed and committed"))
+    _git(repo, "commit", "-q", "-a", "-m", "change a published vector")
+    assert lint.lint(str(vec)) == []
+    assert any("tcId 1 changed meaning" in p for p in lint.lint(str(vec), rev="HEAD~1"))
+    assert any("not found" in p for p in lint.lint(str(vec), rev="no-such-rev"))

@@ -128,7 +128,7 @@ struct pecs_vec_stream {
 	const uint8_t *stream;
 	uint32_t stream_len;
 	int is_text;             /* markup text rather than binary FXT */
-	const uint32_t *chunks;  /* sizes of successive reads; the rest comes in one last read */
+	const uint32_t *chunks;  /* chunk sizes to try: one run per entry, reads of that size */
 	uint32_t nr_chunks;
 	const struct pecs_vec_koid *koids;
 	uint32_t nr_koids;
