@@ -1,6 +1,7 @@
 /* perf_event_open(2) group_fd: what may lead a group and what may join one. */
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,4 +159,56 @@ PECS_CASE(open_group_read_size, "Required.Open.GroupFd.ReadSizeOver16KiBE2big", 
 	/* the group that stays reads exactly 16 KiB */
 	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), PECS_READ_SIZE_MAX);
 	PECS_CHECK_EQ(t, buf[0], fit);
+}
+
+/* A group lives in one task's context: a member on another task is refused, for lack of
+ * permission first when the caller may not watch that task. */
+PECS_CASE(open_group_other_task, "Required.Open.GroupFd.LeaderOnOtherTask",
+	  "read.group,pid.other,policy", "OPEN-GROUP-TASK-EINVAL")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	int leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	int ret = pecs_open(t, &attr, 1, -1, leader, 0);
+
+	if (pecs_host(t)->privileged)
+		PECS_CHECK_ERR(t, ret, EINVAL);
+	else
+		PECS_CHECK_ERR(t, ret, EACCES);
+}
+
+/* Once the leader's task has exited the group takes no one. */
+PECS_CASE(open_group_leader_exited, "Required.Open.GroupFd.LeaderTaskExitedEnodev",
+	  "read.group,pid.other", "OPEN-GROUP-LEADER-EXITED-ENODEV")
+{
+	struct pecs_attr attr;
+	int go[2], status;
+	char byte = 0;
+
+	if (pipe(go) < 0)
+		PECS_BROKEN(t, "pipe: %s", pecs_errname(errno));
+	pid_t child = fork();
+	if (child < 0) {
+		close(go[0]);
+		close(go[1]);
+		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
+	}
+	if (child == 0) {
+		/* wait for the parent's word (or its death), then exit */
+		close(go[1]);
+		if (read(go[0], &byte, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
+	int leader = pecs_open(t, &attr, child, -1, -1, 0);
+	if (write(go[1], &byte, 1) != 1 || waitpid(child, &status, 0) != child) {
+		close(go[1]);
+		PECS_BROKEN(t, "could not end the child %d", (int)child);
+	}
+	close(go[1]);
+	PECS_CHECK(t, leader >= 0, "event on child %d: %s", (int)child, pecs_retname(leader));
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), ENODEV);
 }
