@@ -1,0 +1,273 @@
+"""The pecs driver's command line."""
+import argparse
+import glob
+import json
+import os
+import sys
+
+from . import behaviours as behaviours_mod
+from . import execute, impls, model, report_html, report_md
+from . import results as results_mod
+from .expectations import ExpectationsError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_IMPLS = ["ref", "syscall", "syscall-unprivileged", "starnix_snapshot"]
+
+EPILOG = """implementations (--impl, repeatable):
+""" + impls.__doc__.split("\n", 2)[2] + """
+examples:
+  python3 -m pecs_harness run                       # ref, kernel (root, unprivileged), example
+  python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
+  python3 -m pecs_harness report out/               # re-render from the results in out/
+  python3 -m pecs_harness report --out out import:starnix=from-starnix.json
+  python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
+
+exit status: 0 when every implementation passes its gate, 1 when one does not,
+2 for usage or setup errors.
+"""
+
+
+def _pairs(values, what):
+    out = {}
+    for v in values or []:
+        k, eq, path = v.partition("=")
+        if not eq or not k:
+            raise SystemExit("pecs_harness: %s wants LABEL=PATH, got '%s'" % (what, v))
+        out[k] = path
+    return out
+
+
+def _common(p):
+    p.add_argument("--out", default="out", help="output directory (default: out)")
+    p.add_argument("--root", default=ROOT, help="the pecs checkout (default: %(default)s)")
+    p.add_argument("--expectations", action="append", metavar="LABEL=FILE",
+                   help="expectations file for an implementation (default: "
+                        "conformance/expectations/<label>.txt when it exists; '' for none)")
+    p.add_argument("--behaviours", metavar="FILE",
+                   help="behaviours catalogue (default: docs/behaviours.md)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(
+        prog="pecs_harness", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Runs the pecs conformance suite against implementations, gates the "
+                    "results with their expectations files and writes report.md, report.html "
+                    "and summary.json.", epilog=EPILOG)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="run implementations, then write the report",
+                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    _common(run)
+    run.add_argument("--impl", action="append", metavar="SPEC",
+                     help="implementation to run (default: %s; the ones not built are "
+                          "skipped with a note)" % ", ".join(DEFAULT_IMPLS))
+    run.add_argument("--filter", help="case-id globs, as the runners take them")
+    run.add_argument("--timeout", type=int, default=60, help="per-case limit in seconds")
+    run.add_argument("--run-timeout", type=int, default=3600,
+                     help="limit for one implementation's whole run in seconds")
+    run.add_argument("--bin", help="where the built runners are (default: ROOT/bazel-bin)")
+    run.add_argument("--runner", action="append", metavar="NAME=PATH",
+                     help="use this runner binary for ref, syscall, plugin or pipe")
+    rep = sub.add_parser("report", help="write the report from results files already there")
+    _common(rep)
+    rep.add_argument("inputs", nargs="*", metavar="DIR|[LABEL=]FILE|import:SPEC",
+                     help="results files (pecs-results-1) or directories of them "
+                          "(default: the --out directory)")
+    cc = sub.add_parser("crosscheck", help="replay captured vectors against this kernel")
+    cc.add_argument("--root", default=ROOT)
+    cc.add_argument("--capture", help="the capture tool (default: "
+                                      "ROOT/bazel-bin/conformance/tools/pecs-capture)")
+    cc.add_argument("files", nargs="*", help="captured vector files "
+                                               "(default: ROOT/vectors/captured/*.json)")
+    return ap
+
+
+def _catalogue(args):
+    path = args.behaviours or os.path.join(args.root, "docs", "behaviours.md")
+    return path, behaviours_mod.load(path)
+
+
+def _expectations_for(args, label):
+    given = _pairs(args.expectations, "--expectations")
+    if label in given:
+        p = given[label]
+        return os.path.abspath(p) if p else None
+    return impls.default_expectations(args.root, label)
+
+
+def _unique(label, taken):
+    base, n = label, 2
+    while label in taken:
+        label = "%s-%d" % (base, n)
+        n += 1
+    taken.add(label)
+    return label
+
+
+def cmd_run(args):
+    loc = impls.Locator(args.root, args.bin, _pairs(args.runner, "--runner"))
+    progress = execute.Progress(quiet=args.quiet)
+    chosen = []
+    explicit = bool(args.impl)
+    for spec in args.impl or DEFAULT_IMPLS:
+        if spec == "syscall-unprivileged" and not explicit and os.geteuid() != 0:
+            progress.say("pecs: not root: skipping syscall-unprivileged (the syscall run is "
+                         "already unprivileged)")
+            continue
+        try:
+            chosen.append(impls.parse(spec, loc))
+        except impls.SpecError as e:
+            if explicit:
+                print("pecs_harness: %s" % e, file=sys.stderr)
+                return 2
+            progress.say("pecs: skipping %s: %s" % (spec, e))
+    if not chosen:
+        print("pecs_harness: nothing to run", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    runs, all_ids, taken = [], set(), set()
+    progress.say("pecs: running %d implementation(s) into %s" % (len(chosen), args.out))
+    for impl in chosen:
+        if impl.kind == "import":
+            runs.append(_import_run(args, impl, taken))
+            continue
+        impl.label = _unique(impl.label, taken)
+        impl.expectations = _expectations_for(args, impl.label)
+        data, error, ids = execute.run(impl, args.out, progress, args.filter, args.timeout,
+                                       args.run_timeout)
+        all_ids.update(ids)
+        run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
+        run.want_expectations = impl.expectations
+        runs.append(run)
+    return _finish(args, runs, all_ids, progress)
+
+
+def _import_run(args, impl, taken):
+    """Results written elsewhere. Their expectations: --expectations, else
+    conformance/expectations/<label>.txt, else the file the runner used if it is here, else
+    the statuses as the runner gated them."""
+    try:
+        parts = [results_mod.load(p) for p in impl.imports]
+        data = results_mod.merge_shards(parts, ", ".join(impl.imports))
+    except results_mod.ResultsError as e:
+        run = results_mod.Run(_unique(impl.label or "imported", taken), "import", impl.source,
+                              None, str(e))
+        run.want_expectations = None
+        return run
+    run = results_mod.Run(_unique(impl.label or data["impl"], taken), "import", impl.source, data)
+    run.want_expectations = _expectations_for(args, run.label)
+    if run.want_expectations is None:
+        used = data.get("expectations")
+        if used and os.path.isfile(used):
+            run.want_expectations = used
+        elif used and not _explicitly_none(args, run.label):
+            run.want_expectations = results_mod.AS_WRITTEN
+    return run
+
+
+def _explicitly_none(args, label):
+    return _pairs(args.expectations, "--expectations").get(label, None) == ""
+
+
+def _finish(args, runs, all_ids, progress):
+    for run in runs:
+        all_ids.update(r["id"] for r in run.results)
+    for run in runs:
+        try:
+            run.gate(run.want_expectations, all_ids)
+        except ExpectationsError as e:
+            run.error = str(e)
+            run.gate(None, all_ids)
+        progress.say("  %-24s %s%s" % (run.label, _counts_line(run.counts),
+                                       "" if run.ok else "  <- FAIL"))
+    path, catalogue = _catalogue(args)
+    summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
+                          if path.startswith(args.root) else path)
+    write_reports(summary, args.out)
+    print_console(summary, args.out)
+    return 0 if summary["ok"] else 1
+
+
+def _counts_line(c):
+    return ", ".join("%d %s" % (c[k], k) for k in ("passed", "failed", "xfail", "xpass",
+                                                   "unsupported", "env_skipped", "broken",
+                                                   "crashed", "stale"))
+
+
+def write_reports(summary, out):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1, sort_keys=False)
+        f.write("\n")
+    with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
+        f.write(report_md.render(summary))
+    with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
+        f.write(report_html.render(summary))
+
+
+def print_console(summary, out):
+    cols = [("pass", "passed"), ("fail", "failed"), ("xfail", "xfail"), ("xpass", "xpass"),
+            ("unsup", "unsupported"), ("env", "env_skipped"), ("broken", "broken"),
+            ("crash", "crashed"), ("stale", "stale")]
+    width = max([len(i["label"]) for i in summary["implementations"]] + [14])
+    print()
+    print("%-*s " % (width, "implementation") + " ".join("%6s" % c for c, _ in cols) + "  gate")
+    for i in summary["implementations"]:
+        print("%-*s " % (width, i["label"]) + " ".join("%6d" % i["counts"][k] for _, k in cols) +
+              "  " + ("ok" if i["ok"] else "FAIL"))
+    for i in summary["implementations"]:
+        for p in i["problems"][:10]:
+            print("  %s: %s" % (i["label"], p))
+        if len(i["problems"]) > 10:
+            print("  %s: ... %d more in the report" % (i["label"], len(i["problems"]) - 10))
+    cov = summary["coverage"]
+    if cov["found"]:
+        print("coverage: %d behaviours, %d without a case, %d without a vector" % (
+            len(cov["behaviours"]), len(cov["no_case"]), len(cov["no_vector"])))
+    print("report: %s (also report.md, summary.json)  verdict: %s" % (
+        os.path.join(out, "report.html"), "PASS" if summary["ok"] else "FAIL"))
+
+
+def _report_inputs(args):
+    inputs = args.inputs or [args.out]
+    specs = []
+    for item in inputs:
+        if item.startswith("import:"):
+            specs.append(item)
+        elif os.path.isdir(item):
+            for p in sorted(glob.glob(os.path.join(item, "*.json"))):
+                if os.path.basename(p) != "summary.json":
+                    specs.append("import:%s=%s" % (os.path.basename(p)[:-5], p))
+        else:
+            specs.append("import:" + item)
+    return specs
+
+
+def cmd_report(args):
+    loc = impls.Locator(args.root)
+    runs, taken = [], set()
+    for spec in _report_inputs(args):
+        try:
+            impl = impls.parse(spec, loc)
+        except impls.SpecError as e:
+            print("pecs_harness: %s" % e, file=sys.stderr)
+            return 2
+        runs.append(_import_run(args, impl, taken))
+    if not runs:
+        print("pecs_harness: no results files found in %s" % " ".join(args.inputs or [args.out]),
+              file=sys.stderr)
+        return 2
+    return _finish(args, runs, set(), execute.Progress(quiet=args.quiet))
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return cmd_run(args)
+    if args.command == "report":
+        return cmd_report(args)
+    if args.command == "crosscheck":
+        from . import crosscheck
+        return crosscheck.main(args)
+    build_parser().print_help()
+    return 2

@@ -1,0 +1,151 @@
+"""Expectations files, applied by the harness exactly as the runners apply them.
+
+The harness re-applies them to each case's raw status so that results gathered anywhere
+(a static binary run inside another system, with or without the file) are gated by the
+file in this checkout. Syntax and rules: conformance/framework/expectations.c and
+docs/implementing.md. A line is `PATTERN [conditions] # reason`.
+"""
+import fnmatch
+import re
+
+from .statuses import RAW_FAILURES
+
+
+class ExpectationsError(Exception):
+    """The file cannot be used; the message names file:line and how to fix it."""
+
+
+class Line:
+    def __init__(self, path, lineno, pattern, conditions, reason):
+        self.path = path
+        self.lineno = lineno
+        self.pattern = pattern
+        self.conditions = conditions
+        self.reason = reason
+
+    def matches(self, case_id):
+        return fnmatch.fnmatchcase(case_id, self.pattern)
+
+    def is_glob(self):
+        return any(ch in self.pattern for ch in "*?[")
+
+    def where(self):
+        return "%s:%d" % (self.path, self.lineno)
+
+
+_KNOWN = "privileged, unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N"
+
+
+def _check_condition(cond, where):
+    if cond in ("privileged", "unprivileged"):
+        return
+    if re.fullmatch(r"kernel(>=|<)\d+(\.\d+)?", cond) or re.fullmatch(r"paranoid(>=|<)-?\d+", cond):
+        return
+    raise ExpectationsError("%s: unknown condition '%s' (known: %s)" % (where, cond, _KNOWN))
+
+
+def parse(text, path):
+    lines = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        where = "%s:%d" % (path, lineno)
+        spec, hash_, reason = s.partition("#")
+        if not hash_:
+            raise ExpectationsError("%s: every line needs a reason: append '# why it fails'" % where)
+        reason = reason.strip()
+        if not reason:
+            raise ExpectationsError("%s: the reason after '#' is empty: say why it fails" % where)
+        spec = spec.strip()
+        conditions = []
+        if "[" in spec:
+            pattern, _, rest = spec.partition("[")
+            inner, close, tail = rest.partition("]")
+            if not close or tail.strip():
+                raise ExpectationsError(
+                    "%s: conditions go in one [..] after the case id, e.g. "
+                    "'Required.X [unprivileged] # reason'" % where)
+            conditions = [c.strip() for c in inner.split(",") if c.strip()]
+            for c in conditions:
+                _check_condition(c, where)
+            spec = pattern.strip()
+        if not spec or any(ch.isspace() for ch in spec):
+            raise ExpectationsError("%s: expected one case id or glob before the conditions" % where)
+        lines.append(Line(path, lineno, spec, conditions, reason))
+    return lines
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return parse(f.read(), path)
+    except OSError as e:
+        raise ExpectationsError("%s: cannot open expectations file: %s" % (path, e.strerror))
+
+
+def _major_minor(release):
+    m = re.match(r"(\d+)(?:\.(\d+))?", release or "")
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
+
+
+def condition_holds(cond, host):
+    if cond == "privileged":
+        return bool(host.get("privileged"))
+    if cond == "unprivileged":
+        return not host.get("privileged")
+    m = re.fullmatch(r"kernel(>=|<)(.+)", cond)
+    if m:
+        have, want = _major_minor(host.get("kernel_release")), _major_minor(m.group(2))
+        return have >= want if m.group(1) == ">=" else have < want
+    m = re.fullmatch(r"paranoid(>=|<)(-?\d+)", cond)
+    if m:
+        have, want = int(host.get("paranoid", 0)), int(m.group(2))
+        return have >= want if m.group(1) == ">=" else have < want
+    raise ExpectationsError("unknown condition '%s'" % cond)
+
+
+def active_lines(lines, host):
+    return [l for l in lines if all(condition_holds(c, host) for c in l.conditions)]
+
+
+def match(lines, host, case_id):
+    """The first line active on this host whose pattern matches case_id, or None."""
+    for l in active_lines(lines, host):
+        if l.matches(case_id):
+            return l
+    return None
+
+
+def xpass_message(line):
+    return "listed as failing in %s ('%s') but it passed: delete that line%s" % (
+        line.where(), line.pattern, " or narrow the glob" if line.is_glob() else "")
+
+
+def stale_message(line):
+    return ("%s: '%s' matches no case in this suite: delete the line or correct the case id "
+            "(list them with --list)" % (line.where(), line.pattern))
+
+
+def apply(lines, host, result):
+    """Returns a copy of result with status and expectation recomputed from raw_status."""
+    r = dict(result)
+    raw = r.get("raw_status") or r["status"]
+    r["raw_status"] = raw
+    r["status"] = raw
+    r["expectation"] = None
+    l = match(lines, host, r["id"])
+    if l is None:
+        return r
+    r["expectation"] = {"file": l.path, "line": l.lineno, "reason": l.reason}
+    if raw == "PASS":
+        r["status"] = "XPASS"
+        r["message"] = xpass_message(l)
+    elif raw in RAW_FAILURES:
+        r["status"] = "XFAIL"
+    return r
+
+
+def stale(lines, case_ids):
+    """Lines (active or not) whose pattern matches none of case_ids."""
+    return [l for l in lines if not any(l.matches(i) for i in case_ids)]

@@ -1,0 +1,129 @@
+"""The implementations the harness can run, named on the command line by a spec:
+
+  ref                         the reference engine (bazel-bin/conformance/pecs-ref)
+  syscall                     this kernel, as the calling user (the static runner if built)
+  syscall-unprivileged        this kernel as uid 65534 with no capabilities (setpriv; root only)
+  starnix_snapshot            the divergent example plugin (examples/starnix_snapshot)
+  plugin:[LABEL=]PATH.so      any plugin, through the plugin runner
+  pipe:[LABEL=]COMMAND        a pipe testee command, through the pipe runner
+  import:[LABEL=]FILE[,FILE]  results written elsewhere (the static binary inside another
+                              system); several files are shards of one run
+
+Each gets a label (the column in the report) and, by default, the expectations file
+conformance/expectations/<label>.txt when it exists (syscall-unprivileged uses syscall.txt,
+whose [unprivileged] conditions select its lines).
+"""
+import glob
+import os
+import shlex
+
+
+class SpecError(Exception):
+    pass
+
+
+class Impl:
+    def __init__(self, label, kind, argv=None, env=None, imports=None, unprivileged=False,
+                 source=""):
+        self.label = label
+        self.kind = kind
+        self.argv = argv or []          # the runner command, without run options
+        self.env = env or {}
+        self.imports = imports or []    # result files, for kind "import"
+        self.unprivileged = unprivileged
+        self.source = source
+        self.expectations = None
+
+    def __repr__(self):
+        return "Impl(%s, %s)" % (self.label, self.kind)
+
+
+def _first_existing(paths):
+    for p in paths:
+        if p and os.path.isfile(p):
+            return p
+    return None
+
+
+class Locator:
+    """Where the built runners are: bazel-bin of the checkout unless told otherwise."""
+
+    def __init__(self, root, bin_dir=None, overrides=None):
+        self.root = root
+        self.bin = bin_dir or os.path.join(root, "bazel-bin")
+        self.overrides = overrides or {}   # runner name -> path
+
+    def runner(self, name, *candidates):
+        if name in self.overrides:
+            return self.overrides[name]
+        paths = [os.path.join(self.bin, c) for c in candidates]
+        found = _first_existing(paths)
+        if not found:
+            raise SpecError("no %s runner: looked for %s; build it with bazel build" %
+                            (name, ", ".join(paths)))
+        return found
+
+    def example_plugin(self):
+        pats = [os.path.join(self.bin, "examples", "starnix_snapshot", p)
+                for p in ("*.so", "*/*.so")]
+        for p in pats:
+            found = sorted(glob.glob(p))
+            if found:
+                return found[0]
+        raise SpecError("the starnix_snapshot example plugin is not built (looked for %s)" %
+                        " and ".join(pats))
+
+
+def _label_value(arg, default_label):
+    label, eq, value = arg.partition("=")
+    if eq and label and "/" not in label and " " not in label:
+        return label, value
+    return default_label(arg), arg
+
+
+def _plugin_label(path):
+    base = os.path.basename(path)
+    for cut in (".so",):
+        if base.endswith(cut):
+            base = base[: -len(cut)]
+    return base[3:] if base.startswith("lib") else base
+
+
+def parse(spec, loc):
+    kind, colon, arg = spec.partition(":")
+    if kind == "ref" and not colon:
+        return Impl("ref", "ref", [loc.runner("ref", "conformance/pecs-ref")],
+                    source="reference engine")
+    if kind in ("syscall", "syscall-unprivileged") and not colon:
+        binary = loc.runner("syscall", "conformance/pecs-syscall-static", "conformance/pecs-syscall")
+        unpriv = kind == "syscall-unprivileged"
+        return Impl(kind, kind, [binary], unprivileged=unpriv,
+                    source="this kernel" + (" as uid 65534, no capabilities" if unpriv else ""))
+    if kind == "starnix_snapshot" and not colon:
+        kind, arg = "plugin", "starnix_snapshot=" + loc.example_plugin()
+    if kind == "plugin":
+        label, path = _label_value(arg, _plugin_label)
+        if not path:
+            raise SpecError("plugin: needs a path: plugin:[LABEL=]PATH.so")
+        runner = loc.runner("plugin", "conformance/adapters/pecs-plugin", "conformance/pecs-plugin")
+        return Impl(label, "plugin", [runner, "--plugin", os.path.abspath(path)],
+                    source="plugin " + path)
+    if kind == "pipe":
+        label, cmd = _label_value(arg, lambda c: os.path.basename(shlex.split(c)[0]) if c.strip() else "")
+        if not cmd.strip():
+            raise SpecError("pipe: needs a command: pipe:[LABEL=]COMMAND")
+        runner = loc.runner("pipe", "conformance/adapters/pecs-pipe", "conformance/pecs-pipe")
+        return Impl(label, "pipe", [runner], env={"PECS_TESTEE": cmd}, source="pipe testee " + cmd)
+    if kind == "import":
+        label, files = _label_value(arg, lambda a: "")
+        paths = [p for p in files.split(",") if p]
+        if not paths:
+            raise SpecError("import: needs results files: import:[LABEL=]FILE[,FILE...]")
+        return Impl(label or None, "import", imports=paths, source="results from " + ", ".join(paths))
+    raise SpecError("unknown implementation spec '%s' (see --help)" % spec)
+
+
+def default_expectations(root, label):
+    name = "syscall" if label == "syscall-unprivileged" else label
+    path = os.path.join(root, "conformance", "expectations", name + ".txt")
+    return path if os.path.isfile(path) else None

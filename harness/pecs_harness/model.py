@@ -1,0 +1,72 @@
+"""What every report shows, computed once: the matrix of behaviour areas by implementation,
+the gating verdicts and the behaviour coverage. summary.json is this model as JSON."""
+import datetime
+
+from .statuses import COUNT_KEYS, empty_counts
+
+SUMMARY_FORMAT = "pecs-summary-1"
+
+
+def area_of(case_id):
+    """Behaviour area of a case: its second and third id components (Read.Group)."""
+    parts = case_id.split(".")
+    return ".".join(parts[1:3]) if len(parts) > 1 else case_id
+
+
+def build(runs, catalogue, catalogue_path=None, now=None):
+    labels = [r.label for r in runs]
+    areas = {}
+    cases = {}
+    for run in runs:
+        for res in run.results:
+            area = areas.setdefault(area_of(res["id"]), {})
+            cell = area.setdefault(run.label, {"counts": empty_counts(), "cases": []})
+            cell["counts"][COUNT_KEYS[res["status"]]] += 1
+            cell["cases"].append(res["id"])
+            entry = cases.setdefault(res["id"], {"area": area_of(res["id"]),
+                                                 "behaviours": res.get("behaviours", []),
+                                                 "features": res.get("features", []),
+                                                 "results": {}})
+            entry["results"][run.label] = {
+                "status": res["status"], "raw_status": res.get("raw_status", res["status"]),
+                "message": res.get("message", ""), "expectation": res.get("expectation")}
+    for area in areas.values():
+        for label in labels:
+            area.setdefault(label, {"counts": empty_counts(), "cases": []})
+    return {
+        "format": SUMMARY_FORMAT,
+        "generated": (now or datetime.datetime.utcnow()).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "implementations": [r.to_json() for r in runs],
+        "areas": {a: areas[a] for a in sorted(areas)},
+        "cases": {c: cases[c] for c in sorted(cases)},
+        "coverage": coverage(catalogue, cases, catalogue_path),
+        "ok": all(r.ok for r in runs),
+    }
+
+
+def coverage(catalogue, cases, path):
+    by_behaviour = {}
+    for cid, c in cases.items():
+        for b in c["behaviours"]:
+            by_behaviour.setdefault(b, []).append(cid)
+    if catalogue is None:
+        return {"catalogue": path, "found": False, "behaviours": [], "no_case": [],
+                "no_vector": [], "unknown": sorted(by_behaviour)}
+    from .behaviours import has_vectors
+    rows = []
+    known = set()
+    for row in catalogue:
+        known.add(row["id"])
+        rows.append({"id": row["id"], "behaviour": row.get("behaviour", ""),
+                     "source": row.get("source", ""), "vectors": row.get("vectors", ""),
+                     "cases": sorted(by_behaviour.get(row["id"], [])),
+                     "has_vector": has_vectors(row)})
+    return {
+        "catalogue": path,
+        "found": True,
+        "behaviours": rows,
+        "no_case": [r["id"] for r in rows if not r["cases"]],
+        "no_vector": [r["id"] for r in rows if not r["has_vector"]],
+        # Ids the cases name that the catalogue lacks: a typo or a missing row.
+        "unknown": sorted(b for b in by_behaviour if b not in known),
+    }

@@ -1,0 +1,163 @@
+"""report.html: one self-contained page (inline CSS and JS, no network).
+
+The matrix has one row per behaviour area and one column per implementation; each cell
+carries its counts as data-* attributes (the tests read them back) and opens the list of
+its cases with their messages and behaviour ids. Below: the gating problems and the
+coverage view."""
+import html
+
+from .statuses import COUNT_ORDER
+
+LETTERS = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
+           ("unsupported", "unsup"), ("env_skipped", "env"), ("broken", "broken"),
+           ("crashed", "crash")]
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+h1{margin:0 0 .2em}table{border-collapse:collapse;margin:.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top;text-align:left}
+th{background:#f3f3f3}td.num{text-align:right}
+td.cell a{display:block;color:inherit;text-decoration:none}
+.bad{background:#f8d0d0}.known{background:#fbe8c0}.good{background:#d4f0d4}.none{background:#eee;color:#777}
+.verdict-ok{color:#165d16;font-weight:bold}.verdict-fail{color:#a00;font-weight:bold}
+details.cases{margin:.3em 0;border:1px solid #ddd;padding:.3em .6em}
+details.cases:target{outline:2px solid #36c}
+.st-PASS{color:#165d16}.st-FAIL,.st-XPASS,.st-BROKEN,.st-CRASH{color:#a00;font-weight:bold}
+.st-XFAIL{color:#8a5a00}.st-UNSUPPORTED,.st-ENV_SKIP{color:#777}
+code{font-size:92%}.msg{white-space:pre-wrap;max-width:60em}
+"""
+
+JS = """
+document.addEventListener('click', function (e) {
+  var a = e.target.closest('a[data-open]');
+  if (!a) return;
+  var d = document.getElementById(a.getAttribute('data-open'));
+  if (d) { d.open = true; }
+});
+function openHash() {
+  var d = location.hash && document.getElementById(location.hash.slice(1));
+  if (d && d.tagName === 'DETAILS') d.open = true;
+}
+window.addEventListener('hashchange', openHash);
+openHash();
+"""
+
+
+def e(text):
+    return html.escape(str(text), quote=True)
+
+
+def cell_class(c):
+    if c["failed"] or c["xpass"] or c["broken"] or c["crashed"]:
+        return "bad"
+    if c["xfail"]:
+        return "known"
+    if c["passed"]:
+        return "good"
+    return "none"
+
+
+def cell_text(c):
+    parts = ["%d %s" % (c[k], name) for k, name in LETTERS if c[k]]
+    return " · ".join(parts) if parts else "–"
+
+
+def _behaviour_link(b, rows):
+    title = rows.get(b, {}).get("behaviour", "not in the catalogue")
+    return '<a href="#b-%s" title="%s"><code>%s</code></a>' % (e(b), e(title), e(b))
+
+
+def render(s):
+    labels = [i["label"] for i in s["implementations"]]
+    brows = {r["id"]: r for r in s["coverage"]["behaviours"]}
+    o = []
+    w = o.append
+    w("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>")
+    w("<title>pecs conformance report</title><style>%s</style></head><body>" % CSS)
+    w("<h1>pecs conformance report</h1>")
+    w('<p>Generated %s. Verdict: <span id=verdict class="%s">%s</span></p>' % (
+        e(s["generated"]), "verdict-ok" if s["ok"] else "verdict-fail",
+        "PASS" if s["ok"] else "FAIL"))
+
+    w("<h2>Implementations</h2><table id=implementations><tr><th>implementation<th>what ran"
+      "<th>kernel<th>privileged<th>expectations" +
+      "".join("<th>%s" % k for k in COUNT_ORDER) + "<th>gate</tr>")
+    for i in s["implementations"]:
+        h = i["host"] or {}
+        w('<tr data-impl="%s"><td>%s<td>%s<td>%s<td>%s<td>%s' % (
+            e(i["label"]), e(i["label"]), e(i["source"]), e(h.get("kernel_release", "–")),
+            {True: "yes", False: "no"}.get(h.get("privileged"), "–"),
+            e(i["expectations"] or "–")))
+        w("".join('<td class=num data-count="%s">%d' % (k, i["counts"][k]) for k in COUNT_ORDER))
+        w('<td class="%s">%s</tr>' % ("good" if i["ok"] else "bad", "ok" if i["ok"] else "FAIL"))
+    w("</table>")
+
+    problems = [(i["label"], p) for i in s["implementations"] for p in i["problems"]]
+    if problems:
+        w("<h2>Gating problems</h2><ul id=problems>")
+        for label, p in problems:
+            w("<li><b>%s</b>: %s" % (e(label), e(p)))
+        w("</ul>")
+
+    w("<h2>Behaviour areas</h2><p>Each cell counts its cases; click it for the list.</p>")
+    w("<table id=matrix><tr><th>area" + "".join("<th>%s" % e(l) for l in labels) + "</tr>")
+    ids = {}
+    for ai, (area, cells) in enumerate(s["areas"].items()):
+        w("<tr><th>%s" % e(area))
+        for li, label in enumerate(labels):
+            c = cells[label]["counts"]
+            ident = "cell-%d-%d" % (ai, li)
+            ids[(area, label)] = ident
+            attrs = " ".join('data-%s="%d"' % (k.replace("_", "-"), c[k]) for k, _ in LETTERS)
+            w('<td class="cell %s" data-area="%s" data-impl="%s" %s><a href="#%s" data-open="%s">%s</a>'
+              % (cell_class(c), e(area), e(label), attrs, ident, ident, e(cell_text(c))))
+        w("</tr>")
+    w("</table>")
+
+    w("<h2>Cases by area and implementation</h2>")
+    for area, cells in s["areas"].items():
+        for label in labels:
+            case_ids = cells[label]["cases"]
+            if not case_ids:
+                continue
+            w('<details class=cases id="%s" data-area="%s" data-impl="%s"><summary>%s — %s: %s</summary>'
+              % (ids[(area, label)], e(area), e(label), e(area), e(label),
+                 e(cell_text(cells[label]["counts"]))))
+            w("<table><tr><th>case<th>status<th>message<th>behaviours</tr>")
+            for cid in case_ids:
+                c = s["cases"][cid]
+                r = c["results"][label]
+                msg = r["message"]
+                if r["expectation"]:
+                    x = r["expectation"]
+                    msg = (msg + "\n" if msg else "") + "expected (%s:%s): %s" % (
+                        x["file"], x["line"], x["reason"])
+                w('<tr class=case data-case="%s" data-status="%s"><td><code>%s</code>'
+                  '<td class="st-%s">%s<td class=msg>%s<td>%s</tr>' % (
+                      e(cid), e(r["status"]), e(cid), e(r["status"]), e(r["status"]), e(msg),
+                      " ".join(_behaviour_link(b, brows) for b in c["behaviours"])))
+            w("</table></details>")
+
+    cov = s["coverage"]
+    w("<h2>Coverage</h2>")
+    if not cov["found"]:
+        w("<p>The behaviours catalogue (%s) was not found: no coverage view.</p>" % e(cov["catalogue"]))
+    else:
+        w("<p id=coverage-summary data-behaviours=%d data-no-case=%d data-no-vector=%d>"
+          "%d behaviours in %s: %d without a case, %d without a vector.</p>" % (
+              len(cov["behaviours"]), len(cov["no_case"]), len(cov["no_vector"]),
+              len(cov["behaviours"]), e(cov["catalogue"]), len(cov["no_case"]), len(cov["no_vector"])))
+        w("<table id=coverage><tr><th>behaviour<th>description<th>source<th>cases<th>vectors</tr>")
+        for r in cov["behaviours"]:
+            gap = not r["cases"] or not r["has_vector"]
+            w('<tr id="b-%s" class="%s" data-cases=%d data-has-vector=%s><td><code>%s</code><td>%s<td>%s<td>%s<td>%s</tr>' % (
+                e(r["id"]), "known" if gap else "", len(r["cases"]),
+                "yes" if r["has_vector"] else "no", e(r["id"]), e(r["behaviour"]), e(r["source"]),
+                "<br>".join("<code>%s</code>" % e(c) for c in r["cases"]) or "<b>no case</b>",
+                e(r["vectors"]) if r["has_vector"] else "<b>no vector</b>"))
+        w("</table>")
+    if cov["unknown"]:
+        w("<p>Behaviour ids named by cases but missing from the catalogue: %s</p>" %
+          ", ".join('<code id="b-%s">%s</code>' % (e(b), e(b)) for b in cov["unknown"]))
+    w("<script>%s</script></body></html>" % JS)
+    return "\n".join(o) + "\n"

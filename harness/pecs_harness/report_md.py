@@ -1,0 +1,89 @@
+"""report.md: the report as Markdown, for CI logs and code review."""
+from .statuses import COUNT_ORDER
+
+SHORT = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
+         ("unsupported", "unsup"), ("env_skipped", "env-skip"), ("broken", "broken"),
+         ("crashed", "crash")]
+
+
+def esc(text):
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def cell_text(counts):
+    parts = ["%d %s" % (counts[k], name) for k, name in SHORT if counts[k]]
+    return ", ".join(parts) if parts else "-"
+
+
+def render(s):
+    out = []
+    w = out.append
+    w("# pecs conformance report\n")
+    w("Generated %s. Verdict: **%s**.\n" % (s["generated"], "PASS" if s["ok"] else "FAIL"))
+    w("## Implementations\n")
+    w("| implementation | what ran | kernel | privileged | expectations | " +
+      " | ".join(COUNT_ORDER) + " | gate |")
+    w("|---" * (6 + len(COUNT_ORDER)) + "|")
+    for impl in s["implementations"]:
+        h = impl["host"] or {}
+        w("| %s | %s | %s | %s | %s | %s | %s |" % (
+            esc(impl["label"]), esc(impl["source"]), esc(h.get("kernel_release", "-")),
+            {True: "yes", False: "no"}.get(h.get("privileged"), "-"),
+            esc(impl["expectations"] or "-"),
+            " | ".join(str(impl["counts"][k]) for k in COUNT_ORDER),
+            "ok" if impl["ok"] else "**FAIL**"))
+    w("")
+    problems = [(i["label"], p) for i in s["implementations"] for p in i["problems"]]
+    if problems:
+        w("## Gating problems\n")
+        for label, p in problems:
+            w("- **%s**: %s" % (esc(label), esc(p)))
+        w("")
+    labels = [i["label"] for i in s["implementations"]]
+    w("## Behaviour areas\n")
+    w("| area | " + " | ".join(esc(l) for l in labels) + " |")
+    w("|---" * (1 + len(labels)) + "|")
+    for area, cells in s["areas"].items():
+        w("| %s | %s |" % (esc(area), " | ".join(cell_text(cells[l]["counts"]) for l in labels)))
+    w("")
+    w("## Cases that did not pass\n")
+    any_row = False
+    for cid, c in s["cases"].items():
+        for label in labels:
+            r = c["results"].get(label)
+            if not r or r["status"] == "PASS":
+                continue
+            if not any_row:
+                w("| case | implementation | status | message | behaviours |")
+                w("|---|---|---|---|---|")
+                any_row = True
+            msg = r["message"]
+            if r["expectation"]:
+                msg = "%s (expected: %s)" % (msg, r["expectation"]["reason"]) if msg else \
+                    "expected: " + r["expectation"]["reason"]
+            w("| %s | %s | %s | %s | %s |" % (esc(cid), esc(label), r["status"], esc(msg),
+                                              esc(", ".join(c["behaviours"]))))
+    if not any_row:
+        w("Every case passed everywhere.")
+    w("")
+    cov = s["coverage"]
+    w("## Coverage\n")
+    if not cov["found"]:
+        w("The behaviours catalogue (%s) was not found: no coverage view.\n" % esc(cov["catalogue"]))
+    else:
+        w("%d behaviours in %s; %d without a case, %d without a vector.\n" % (
+            len(cov["behaviours"]), esc(cov["catalogue"]), len(cov["no_case"]), len(cov["no_vector"])))
+        rows = {r["id"]: r for r in cov["behaviours"]}
+        for title, key in (("Behaviours with no case", "no_case"),
+                           ("Behaviours with no vector", "no_vector")):
+            w("### %s\n" % title)
+            if not cov[key]:
+                w("None.\n")
+                continue
+            for b in cov[key]:
+                w("- `%s` %s" % (b, esc(rows[b]["behaviour"])))
+            w("")
+    if cov["unknown"]:
+        w("### Behaviour ids named by cases but missing from the catalogue\n")
+        w(", ".join("`%s`" % b for b in cov["unknown"]) + "\n")
+    return "\n".join(out) + "\n"

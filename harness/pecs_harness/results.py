@@ -1,0 +1,139 @@
+"""Reading "pecs-results-1" files and turning them into gated runs.
+
+A Run is one implementation as the report shows it: a label ("syscall-unprivileged"), the
+results of one or more shards merged, the expectations file re-applied, and the verdict.
+"""
+import json
+
+from . import expectations as expect_mod
+from .statuses import STATUSES, count, counts_ok
+
+FORMAT = "pecs-results-1"
+
+
+# gate() with this keeps the statuses and stale lines as the runner wrote them.
+AS_WRITTEN = object()
+
+
+class ResultsError(Exception):
+    pass
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ResultsError("%s: cannot read results: %s" % (path, e.strerror))
+    except ValueError as e:
+        raise ResultsError("%s: not JSON (%s): was the run cut short?" % (path, e))
+    check(data, path)
+    return data
+
+
+def check(data, where):
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ResultsError("%s: not a %s results file" % (where, FORMAT))
+    for key in ("impl", "host", "results", "counts"):
+        if key not in data:
+            raise ResultsError("%s: results file lacks '%s'" % (where, key))
+    for r in data["results"]:
+        if r.get("status") not in STATUSES or not r.get("id"):
+            raise ResultsError("%s: bad result entry %r" % (where, r))
+
+
+def merge_shards(parts, where="results"):
+    """One results dict from the shards of a single run (same impl, disjoint cases)."""
+    if not parts:
+        raise ResultsError("%s: no results to merge" % where)
+    first = parts[0]
+    merged = dict(first)
+    merged["results"] = []
+    seen = set()
+    stale = {}
+    for p in parts:
+        if p["impl"] != first["impl"]:
+            raise ResultsError("%s: shards of different implementations (%s, %s)" %
+                               (where, first["impl"], p["impl"]))
+        for r in p["results"]:
+            if r["id"] in seen:
+                raise ResultsError("%s: case %s appears in two shards" % (where, r["id"]))
+            seen.add(r["id"])
+            merged["results"].append(r)
+        for s in p.get("stale", []):
+            stale[(s["line"], s["pattern"])] = s
+    merged["results"].sort(key=lambda r: r["id"])
+    merged["stale"] = sorted(stale.values(), key=lambda s: s["line"])
+    merged["shard"] = {"index": 0, "total": 1}
+    return merged
+
+
+class Run:
+    """One implementation in the report."""
+
+    def __init__(self, label, kind, source, data=None, error=None):
+        self.label = label
+        self.kind = kind          # ref, syscall, syscall-unprivileged, plugin, pipe, import
+        self.source = source      # what was run, for the reader
+        self.data = data          # the merged results file, or None when the run failed
+        self.error = error        # why there are no results
+        self.expectations = None  # path applied by the harness
+        self.results = data["results"] if data else []
+        self.stale = []           # expectations lines matching no case: messages
+        self.problems = []        # gating messages: XPASS, new failures, stale lines
+        self.counts = count(self.results)
+
+    @property
+    def host(self):
+        return self.data["host"] if self.data else {}
+
+    @property
+    def ok(self):
+        return self.error is None and counts_ok(self.counts)
+
+    def gate(self, expectations_path, all_case_ids):
+        """Re-applies the expectations file to the raw statuses and collects the gating
+        messages. all_case_ids: every case of the suite, for stale lines."""
+        if expectations_path is AS_WRITTEN:
+            self.expectations = "%s (as applied by the runner)" % self.data["expectations"]
+            self.stale = ["%s:%d: '%s' matches no case in this suite" % (
+                self.data["expectations"], s["line"], s["pattern"])
+                for s in self.data.get("stale", [])]
+        else:
+            lines = []
+            if expectations_path:
+                lines = expect_mod.load(expectations_path)
+                self.expectations = expectations_path
+            if self.data is not None:
+                self.results = [expect_mod.apply(lines, self.host, r) for r in self.results]
+            self.stale = [expect_mod.stale_message(l)
+                          for l in expect_mod.stale(lines, all_case_ids)]
+        self.counts = count(self.results)
+        self.counts["stale"] = len(self.stale)
+        self.problems = []
+        if self.error:
+            self.problems.append(self.error)
+        for r in self.results:
+            if r["status"] == "XPASS":
+                self.problems.append("XPASS %s: %s" % (r["id"], r["message"]))
+            elif r["status"] in ("FAIL", "BROKEN", "CRASH"):
+                self.problems.append("%s %s: %s (not in %s: fix it or list it with a reason)" % (
+                    r["status"], r["id"], r["message"] or "no message",
+                    expectations_path or "an expectations file"))
+        self.problems.extend("stale: " + s for s in self.stale)
+        return self.ok
+
+    def to_json(self):
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "source": self.source,
+            "impl": self.data["impl"] if self.data else None,
+            "features": self.data.get("features", []) if self.data else [],
+            "host": self.host,
+            "expectations": self.expectations,
+            "counts": self.counts,
+            "ok": self.ok,
+            "error": self.error,
+            "problems": self.problems,
+        }

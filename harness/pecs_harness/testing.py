@@ -1,0 +1,31 @@
+"""Helpers for the harness's own tests: where the toy runner is, building it if needed.
+
+Under Bazel the runner comes built (//harness:pecs-toy in the runfiles); run by hand from a
+checkout, it is compiled once with gcc from the framework, the syscall adapter and
+harness/tests/toy/toy_cases.c."""
+import glob
+import os
+import subprocess
+
+from .cli import ROOT
+
+TOY_EXPECTATIONS = os.path.join(ROOT, "harness", "tests", "toy", "toy.txt")
+
+
+def toy_runner(build_dir):
+    env = os.environ.get("PECS_TOY_RUNNER")
+    if env:
+        return os.path.abspath(env)
+    built = os.path.join(ROOT, "harness", "pecs-toy")
+    if os.path.isfile(built) and os.access(built, os.X_OK):
+        return built
+    out = os.path.join(build_dir, "pecs-toy")
+    if not os.path.isfile(out):
+        fw = [p for p in glob.glob(os.path.join(ROOT, "conformance", "framework", "*.c"))
+              if not os.path.basename(p).startswith("main_cmocka")]
+        cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include"),
+                "-I", os.path.join(ROOT, "conformance", "framework")] + sorted(fw) +
+               [os.path.join(ROOT, "conformance", "adapters", "syscall.c"),
+                os.path.join(ROOT, "harness", "tests", "toy", "toy_cases.c"), "-o", out, "-lm"])
+        subprocess.run(cmd, check=True)
+    return out

@@ -1,0 +1,95 @@
+"""The harness's expectations rules, and that they agree with the C runner's."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from pecs_harness import expectations as ex
+from pecs_harness import testing
+
+ROOT_HOST = {"privileged": True, "paranoid": 2, "kernel_release": "6.18.44-x"}
+USER_HOST = {"privileged": False, "paranoid": 2, "kernel_release": "6.18.44-x"}
+
+
+def res(case_id, raw, message="m"):
+    return {"id": case_id, "status": raw, "raw_status": raw, "message": message,
+            "expectation": None}
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Required.A.B.C\n", "needs a reason"),
+    ("Required.A.B.C #   \n", "reason after '#' is empty"),
+    ("Required.A.B.C [rooted] # x\n", "unknown condition 'rooted'"),
+    ("Required.A.B.C [privileged # x\n", "conditions go in one [..]"),
+    ("Required.A B # x\n", "expected one case id"),
+])
+def test_bad_lines_are_refused_with_file_and_line(text, why):
+    with pytest.raises(ex.ExpectationsError) as e:
+        ex.parse("# header\n\n" + text, "x.txt")
+    assert why in str(e.value)
+    assert "x.txt:3:" in str(e.value)
+
+
+def test_conditions_select_lines_by_host():
+    lines = ex.parse("A.B.C.D [unprivileged] # only without privilege\n"
+                     "A.B.C.E [kernel>=6.19] # newer kernels\n"
+                     "A.B.C.F [kernel<6.19, paranoid>=2] # both\n", "f.txt")
+    assert [l.pattern for l in ex.active_lines(lines, ROOT_HOST)] == ["A.B.C.F"]
+    assert [l.pattern for l in ex.active_lines(lines, USER_HOST)] == ["A.B.C.D", "A.B.C.F"]
+    old = dict(ROOT_HOST, kernel_release="5.4.0")
+    assert ex.condition_holds("kernel<6.19", old)
+    assert not ex.condition_holds("kernel>=6.1", old)
+    assert ex.condition_holds("kernel>=6.18", ROOT_HOST)
+
+
+def test_listed_failure_is_xfail_and_listed_pass_is_xpass():
+    lines = ex.parse("Required.Read.*  # whole area missing\n", "e.txt")
+    failed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.X", "FAIL"))
+    assert failed["status"] == "XFAIL"
+    assert failed["expectation"] == {"file": "e.txt", "line": 1, "reason": "whole area missing"}
+    crashed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Y", "CRASH"))
+    assert crashed["status"] == "XFAIL"
+    passed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Z", "PASS"))
+    assert passed["status"] == "XPASS"
+    assert "delete that line or narrow the glob" in passed["message"]
+    assert "e.txt:1" in passed["message"]
+    skipped = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.W", "UNSUPPORTED"))
+    assert skipped["status"] == "UNSUPPORTED"
+    other = ex.apply(lines, ROOT_HOST, res("Required.Ioctl.Id.X", "FAIL"))
+    assert other["status"] == "FAIL" and other["expectation"] is None
+
+
+def test_apply_starts_from_the_raw_status_not_the_old_verdict():
+    lines = []
+    r = res("Required.A.B.C", "FAIL")
+    r["status"] = "XFAIL"  # gated elsewhere by a file this checkout does not have
+    assert ex.apply(lines, ROOT_HOST, r)["status"] == "FAIL"
+
+
+def test_stale_lines_match_no_case_even_when_inactive():
+    lines = ex.parse("Required.A.*  # ok\nRequired.Gone.Case [unprivileged] # was renamed\n",
+                     "e.txt")
+    stale = ex.stale(lines, ["Required.A.B.C"])
+    assert [l.pattern for l in stale] == ["Required.Gone.Case"]
+    assert "matches no case" in ex.stale_message(stale[0])
+
+
+def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path):
+    runner = testing.toy_runner(str(tmp_path))
+    exp = tmp_path / "toy.txt"
+    exp.write_text(open(testing.TOY_EXPECTATIONS).read() +
+                   "Required.Toy.Open.Bad*  # glob over a passing case: XPASS\n"
+                   "Required.Toy.Verdict.EnvSkip [unprivileged] # inactive as root\n")
+    out = tmp_path / "r.json"
+    subprocess.run([runner, "--isolate", "--quiet", "--expectations", str(exp), "--json", str(out)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data = json.loads(out.read_text())
+    lines = ex.load(str(exp))
+    for r in data["results"]:
+        mine = ex.apply(lines, data["host"], r)
+        assert mine["status"] == r["status"], r["id"]
+        assert (mine["expectation"] or {}).get("line") == (r["expectation"] or {}).get("line")
+        if r["status"] == "XPASS":
+            assert mine["message"] == r["message"]
+    assert any(r["status"] == "XPASS" for r in data["results"])

@@ -1,0 +1,159 @@
+"""The reports: the HTML parses, its matrix counts equal summary.json and the results
+files, each cell lists its cases, and the coverage view follows docs/behaviours.md."""
+import html.parser
+import json
+import os
+
+import pytest
+
+from pecs_harness import behaviours, cli, model, testing
+from pecs_harness.statuses import COUNT_KEYS
+
+CATALOGUE = """# Behaviours
+
+Some prose first, and an unrelated table:
+
+| a | b |
+|---|---|
+| x | y |
+
+| id | behaviour | source | cases | vectors | ref |
+|----|-----------|--------|-------|---------|-----|
+| `TOY-OPEN` | opening a task clock works | man page | | open/attr_sizes.json#1 | yes |
+| TOY-BAD-TYPE | type 1000 gives ENOENT | linux-capture | | | yes |
+| TOY-NEVER | a behaviour no case covers | kernel source | | read_format#3 | no |
+"""
+
+
+class Page(html.parser.HTMLParser):
+    """Collects the matrix cells, the case lists and the coverage rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.details, self.rows, self.coverage = [], {}, [], []
+        self._detail = None
+        self.ids = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            assert a["id"] not in self.ids, "duplicate id %s" % a["id"]
+            self.ids.add(a["id"])
+        if tag == "td" and "cell" in a.get("class", ""):
+            self.cells.append(a)
+        if tag == "a" and "data-open" in a and self.cells:
+            self.cells[-1]["target"] = a["data-open"]
+        if tag == "details":
+            self._detail = a["id"]
+            self.details[a["id"]] = []
+        if tag == "tr" and "data-case" in a and self._detail:
+            self.details[self._detail].append((a["data-case"], a["data-status"]))
+        if tag == "tr" and a.get("id", "").startswith("b-"):
+            self.coverage.append(a)
+
+    def handle_endtag(self, tag):
+        if tag == "details":
+            self._detail = None
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    toy = testing.toy_runner(str(tmp))
+    cat = tmp / "behaviours.md"
+    cat.write_text(CATALOGUE)
+    out = tmp / "out"
+    # Two columns: with and without the expectations file (the second fails its gate).
+    rc = cli.main(["run", "--quiet", "--out", str(out), "--behaviours", str(cat),
+                   "--runner", "syscall=" + toy, "--impl", "syscall", "--impl", "syscall",
+                   "--expectations", "syscall=" + testing.TOY_EXPECTATIONS,
+                   "--expectations", "syscall-2="])
+    assert rc == 1
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    with open(str(out / "summary.json")) as f:
+        summary = json.load(f)
+    return out, page, summary
+
+
+def test_the_matrix_counts_equal_the_summary_and_the_results_files(report):
+    out, page, summary = report
+    assert {c["data-impl"] for c in page.cells} == {"syscall", "syscall-2"}
+    assert len(page.cells) == len(summary["areas"]) * 2
+    for cell in page.cells:
+        counts = summary["areas"][cell["data-area"]][cell["data-impl"]]["counts"]
+        for key in COUNT_KEYS.values():
+            assert int(cell["data-" + key.replace("_", "-")]) == counts[key]
+    # Independently: the runner's own results file, area by area.
+    with open(str(out / "syscall.json")) as f:
+        raw = json.load(f)
+    for r in raw["results"]:
+        cell = next(c for c in page.cells if c["data-impl"] == "syscall" and
+                    c["data-area"] == model.area_of(r["id"]))
+        assert int(cell["data-" + COUNT_KEYS[r["status"]].replace("_", "-")]) >= 1
+    total = {}
+    for cell in page.cells:
+        if cell["data-impl"] == "syscall":
+            for key in COUNT_KEYS.values():
+                total[key] = total.get(key, 0) + int(cell["data-" + key.replace("_", "-")])
+    for key in COUNT_KEYS.values():
+        assert total[key] == raw["counts"][key], key
+
+
+def test_each_cell_opens_the_list_of_its_cases(report):
+    out, page, summary = report
+    for cell in page.cells:
+        listed = page.details.get(cell["target"], [])
+        want = summary["areas"][cell["data-area"]][cell["data-impl"]]["cases"]
+        assert [c for c, _ in listed] == want
+    verdict = dict(page.details[next(c["target"] for c in page.cells
+                                     if c["data-area"] == "Toy.Verdict" and c["data-impl"] == "syscall-2")])
+    assert verdict["Required.Toy.Verdict.Crashes"] == "CRASH"
+    text = (out / "report.html").read_text()
+    assert "killed by signal 11" in text
+    assert 'href="#b-TOY-BAD-TYPE"' in text
+
+
+def test_the_report_is_self_contained(report):
+    text = (report[0] / "report.html").read_text()
+    for needle in ("http://", "https://", "<link", "src="):
+        assert needle not in text
+
+
+def test_the_coverage_view_names_behaviours_without_case_or_vector(report):
+    _, page, summary = report
+    cov = summary["coverage"]
+    assert cov["no_case"] == ["TOY-NEVER"]
+    assert cov["no_vector"] == ["TOY-BAD-TYPE"]
+    assert "TOY-FAIL" in cov["unknown"] and "TOY-OPEN" not in cov["unknown"]
+    rows = {r["id"]: r for r in page.coverage}
+    assert rows["b-TOY-NEVER"]["data-cases"] == "0"
+    assert rows["b-TOY-BAD-TYPE"]["data-has-vector"] == "no"
+    assert rows["b-TOY-OPEN"]["data-cases"] == "2"
+
+
+def test_the_markdown_report_has_the_matrix_and_the_problems(report):
+    md = (report[0] / "report.md").read_text()
+    assert "| area | syscall | syscall-2 |" in md
+    assert "| Toy.Verdict | 3 xfail, 1 env-skip | 1 fail, 1 env-skip, 1 broken, 1 crash |" in md
+    assert "**syscall-2**: CRASH Required.Toy.Verdict.Crashes" in md
+    assert "Verdict: **FAIL**" in md
+
+
+def test_summary_matches_the_gate(report):
+    _, _, summary = report
+    impls = {i["label"]: i for i in summary["implementations"]}
+    assert impls["syscall"]["ok"] and not impls["syscall-2"]["ok"]
+    assert summary["ok"] is False
+
+
+def test_behaviours_table_parsing_ignores_other_tables():
+    rows = behaviours.parse(CATALOGUE)
+    assert [r["id"] for r in rows] == ["TOY-OPEN", "TOY-BAD-TYPE", "TOY-NEVER"]
+    assert behaviours.has_vectors(rows[0]) and not behaviours.has_vectors(rows[1])
+
+
+def test_area_is_the_second_and_third_id_components():
+    assert model.area_of("Required.Read.Group.LeaderFirst") == "Read.Group"
+    assert model.area_of("Recommended.Ioctl.Refresh.DisablesAfterN") == "Ioctl.Refresh"
+    assert model.area_of("Required.Short") == "Short"
