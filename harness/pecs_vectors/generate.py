@@ -6,6 +6,7 @@
 
 import argparse
 import difflib
+import importlib
 import os
 import sys
 
@@ -28,9 +29,23 @@ def default_vectors_dir():
     return os.path.normpath(os.path.join(here, "..", "..", "vectors"))
 
 
+# Sibling modules that generate further vector files; each has render() -> {path: text}.
+# Listed by name so the package still works where one of them is absent.
+OTHER_GENERATORS = ("stream_gen",)
+
+
 def render():
-    """{relative path under vectors/: file text} for every generated area."""
-    return {area.PATH: document.dumps(area.build().to_dict()) for area in AREAS}
+    """{relative path under vectors/: file text} for every generated file."""
+    out = {area.PATH: document.dumps(area.build().to_dict()) for area in AREAS}
+    for name in OTHER_GENERATORS:
+        try:
+            module = importlib.import_module("." + name, __package__)
+        except ModuleNotFoundError as e:
+            if e.name != "%s.%s" % (__package__, name):
+                raise
+            continue
+        out.update(module.render())
+    return out
 
 
 def check(vectors_dir, out=sys.stdout):
