@@ -235,12 +235,24 @@ def _report_inputs(args):
         if item.startswith("import:"):
             specs.append(item)
         elif os.path.isdir(item):
-            for p in sorted(glob.glob(os.path.join(item, "*.json"))):
-                if os.path.basename(p) != "summary.json":
-                    specs.append("import:%s=%s" % (os.path.basename(p)[:-5], p))
+            files = [p for p in sorted(glob.glob(os.path.join(item, "*.json")))
+                     if os.path.basename(p) != "summary.json"]
+            order = _previous_order(item)
+            files.sort(key=lambda p: order.get(os.path.basename(p)[:-5], len(order)))
+            specs.extend("import:%s=%s" % (os.path.basename(p)[:-5], p) for p in files)
         else:
             specs.append("import:" + item)
     return specs
+
+
+def _previous_order(out):
+    """Column order of the last report written there, so a re-render keeps it."""
+    try:
+        with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+            labels = [i["label"] for i in json.load(f)["implementations"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {label: n for n, label in enumerate(labels)}
 
 
 def cmd_report(args):
