@@ -116,8 +116,9 @@ PECS_CASE(pause_lost_record, "Required.Ioctl.PauseOutput.NothingWrittenThenLostR
 	PECS_CHECK_EQ(t, rec->size, 24);
 	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
 	PECS_CHECK_EQ(t, lost_id, id);
-	/* ~40 periods ran while paused; allow for a slow, shared CPU. */
-	PECS_CHECK(t, lost >= 10, "LOST reports %llu samples", (unsigned long long)lost);
+	/* ~40 periods ran while paused, but a tick that lands in the kernel is no user
+	 * sample, so only "some" is certain. */
+	PECS_CHECK(t, lost >= 1, "LOST reports %llu samples", (unsigned long long)lost);
 	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 1);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
 }
