@@ -11,7 +11,7 @@
 #define BRANCH_MAX (1ull << 20)
 
 /* x86-64 perf_reg_validate(): DS, ES, FS, GS cannot be sampled, 24..31 are holes. */
-#define X86_REGS_NOSUPPORT ((1ull << 10) | (1ull << 11) | (1ull << 12) | (1ull << 13))
+#define X86_REGS_NOSUPPORT ((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 15))
 #define X86_REGS_RESERVED (0xffull << 24)
 
 static int regs_validate(uint64_t mask)
