@@ -337,7 +337,8 @@ static int check_vector(struct pecs_t *t, const struct pecs_vec_record *v)
 	struct pecs_ring r;
 	int fds[VEC_MEMBERS_MAX], ret;
 
-	if (v->nr_members == 0 || v->nr_members > VEC_MEMBERS_MAX || v->expected_len > sizeof(want)) {
+	if (v->nr_members == 0 || v->nr_members > VEC_MEMBERS_MAX ||
+	    v->expected_len > sizeof(want)) {
 		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__, "tcId %d: %u members, %u bytes",
 			     v->tc_id, v->nr_members, v->expected_len);
 		return -1;
@@ -404,8 +405,17 @@ static int check_vector(struct pecs_t *t, const struct pecs_vec_record *v)
 PECS_CASE(engine_record_vectors, "Required.Engine.Record.LayoutVectorsByteExact",
 	  "engine.inject,mmap", "REC-SAMPLE-ORDER,REC-SAMPLE-SIZE,ENG-RECORD-VECTORS")
 {
+	/* Groups are part of read.group (as in the other group cases): without it, the
+	 * group vectors are left out rather than failed. */
+	int groups = pecs_claims(t, "read.group"), n = 0;
+
 	PECS_CHECK(t, pecs_vec_records_count > 0, "no record_layout vectors");
-	for (size_t i = 0; i < pecs_vec_records_count; i++)
+	for (size_t i = 0; i < pecs_vec_records_count; i++) {
+		if (pecs_vec_records[i].nr_members > 1 && !groups)
+			continue;
 		if (check_vector(t, &pecs_vec_records[i]) < 0)
 			return;
+		n++;
+	}
+	PECS_CHECK(t, n > 0, "every vector was left out");
 }

@@ -118,7 +118,8 @@ PECS_CASE(reset_while_enabled, "Required.Ioctl.Reset.WhileEnabledRestartsAtZero"
 	CHECK_COUNTING(t, fd, 1);
 }
 
-PECS_CASE(group_enable_leader, "Required.Ioctl.Group.EnableOnLeaderEnablesSiblings", "counting",
+PECS_CASE(group_enable_leader, "Required.Ioctl.Group.EnableOnLeaderEnablesSiblings",
+	  "counting,read.group",
 	  "IOC-FLAG-GROUP-LEADER")
 {
 	int leader, member;
@@ -129,7 +130,8 @@ PECS_CASE(group_enable_leader, "Required.Ioctl.Group.EnableOnLeaderEnablesSiblin
 	CHECK_COUNTING(t, member, 1);
 }
 
-PECS_CASE(group_enable_member, "Required.Ioctl.Group.EnableOnMemberEnablesGroup", "counting",
+PECS_CASE(group_enable_member, "Required.Ioctl.Group.EnableOnMemberEnablesGroup",
+	  "counting,read.group",
 	  "IOC-FLAG-GROUP-MEMBER")
 {
 	int leader, member;
@@ -141,7 +143,7 @@ PECS_CASE(group_enable_member, "Required.Ioctl.Group.EnableOnMemberEnablesGroup"
 }
 
 PECS_CASE(group_no_flag_leader_only, "Required.Ioctl.Group.NoFlagTouchesOnlyThatEvent",
-	  "counting", "IOC-NO-FLAG-SINGLE")
+	  "counting,read.group", "IOC-NO-FLAG-SINGLE")
 {
 	int leader, member;
 
@@ -152,7 +154,8 @@ PECS_CASE(group_no_flag_leader_only, "Required.Ioctl.Group.NoFlagTouchesOnlyThat
 }
 
 PECS_CASE(group_disable_then_enable_leader,
-	  "Required.Ioctl.Group.DisableGroupThenEnableLeaderLeavesSiblings", "counting",
+	  "Required.Ioctl.Group.DisableGroupThenEnableLeaderLeavesSiblings",
+	  "counting,read.group",
 	  "IOC-FLAG-GROUP-DISABLE,IOC-NO-FLAG-SINGLE")
 {
 	int leader, member;
@@ -168,7 +171,8 @@ PECS_CASE(group_disable_then_enable_leader,
 	CHECK_COUNTING(t, member, 0);
 }
 
-PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGroup", "counting",
+PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGroup",
+	  "counting,read.group",
 	  "IOC-FLAG-GROUP-MEMBER,IOC-RESET-COUNT-ONLY")
 {
 	int leader, member;
@@ -187,7 +191,7 @@ PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGrou
 	PECS_CHECK_EQ(t, v, 0);
 }
 
-PECS_CASE(arg_truncated_to_u32, "Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting",
+PECS_CASE(arg_truncated_to_u32, "Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting,read.group",
 	  "IOC-ARG-U32-BIT0")
 {
 	int leader, member;

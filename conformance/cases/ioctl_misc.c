@@ -144,7 +144,7 @@ PECS_CASE(encoding_mismatch, "Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty
 			int r = pecs_ioctl(t, fd, variants[k], 0);
 
 			PECS_CHECK(t, r == -ENOTTY,
-				   "tcId %d (%s 0x%lx) re-encoded as 0x%lx returned %s, expected -ENOTTY",
+				   "tcId %d (%s 0x%lx) as 0x%lx returned %s, expected -ENOTTY",
 				   v->tc_id, v->name, v->request, variants[k], pecs_retname(r));
 		}
 	}

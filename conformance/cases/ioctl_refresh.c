@@ -71,7 +71,8 @@ PECS_CASE(refresh_again, "Required.Ioctl.Refresh.RefreshAgainResumes",
 	pecs_burn_cpu(20 * PERIOD_NS);
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 1);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 2), 0);
-	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 3, 1000) >= 3, "no samples after refresh");
+	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 3, 1000) >= 3,
+		   "no samples after refresh");
 	pecs_burn_cpu(20 * PERIOD_NS);
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 3);
 }

@@ -87,7 +87,7 @@ static int samples_from(struct pecs_t *t, struct pecs_ring *r, uint64_t want)
 		if (rec->type != PECS_RECORD_SAMPLE)
 			continue;
 		if (pecs_parse_sample(rec, ST, 0, &s) < 0 || s.identifier != want) {
-			PECS_FAIL_(t, "sample with identifier %llu in the shared ring, expected %llu",
+			PECS_FAIL_(t, "identifier %llu in the shared ring, expected %llu",
 				   (unsigned long long)s.identifier, (unsigned long long)want);
 			return -1;
 		}
