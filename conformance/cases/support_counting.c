@@ -106,7 +106,7 @@ long pecs_cnt_offset(uint64_t rf, uint32_t nr, const char *field)
 	/* the times follow the first u64: the value of a single read, nr of a group read */
 	const long times = 8;
 	unsigned int member;
-	int used;
+	int used = 0;
 
 	if (!strcmp(field, "nr"))
 		return rf & PECS_FORMAT_GROUP ? 0 : -1;
