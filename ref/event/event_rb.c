@@ -168,6 +168,10 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	if (ev->rb) {
 		if (ev->rb->nr_pages != nr_pages + 1)
 			return -EINVAL;
+		/* Measured on 6.18: an event writing into another event's buffer (SET_OUTPUT)
+		 * cannot map it through its own fd. */
+		if (ev->rb->owner != ev)
+			return -EBUSY;
 	} else {
 		long extra;
 
