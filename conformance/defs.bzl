@@ -25,6 +25,9 @@ def pecs_conformance_suite(
         deps = ["//conformance:main_cmocka", cases, adapter],
         args = ["--expectations=$(location %s)" % expectations] + runner_args,
         data = [expectations],
+        # Tests link shared libraries by default, and then the pecs_cases section of the
+        # cases library is not the one the framework's __start/__stop symbols see.
+        linkstatic = True,
         tags = tags,
         size = size,
         shard_count = shard_count,
