@@ -1,7 +1,9 @@
 /* The ioctls a software clock event refuses, and requests that are not perf's.
  * Errnos are Linux's (_perf_ioctl() and its helpers in kernel/events/core.c, measured
  * here as root and as uid 65534). */
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pecs/vectors.h"
 #include "support_ring.h"
@@ -46,11 +48,17 @@ PECS_CASE(set_bpf_ebadf, "Required.Ioctl.SetBpf.BadFdEbadf", "counting", "IOC-SE
 PECS_CASE(set_bpf_not_prog, "Required.Ioctl.SetBpf.NonBpfFdEinval", "counting",
 	  "IOC-SET-BPF-EINVAL")
 {
-	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
+	int fd = open_clock(t, PECS_SW_TASK_CLOCK), other, r;
 
 	PECS_CHECK_OK(t, fd);
-	/* An open fd that is no BPF program: the event's own. */
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_SET_BPF, (unsigned long)fd), EINVAL);
+	/* The argument is a process fd (an in-process engine's event fds are not), so the
+	 * non-BPF fd is a real one: /dev/null. */
+	other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (other < 0)
+		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
+	r = pecs_ioctl(t, fd, PECS_IOC_SET_BPF, (unsigned long)other);
+	close(other);
+	PECS_CHECK_ERR(t, r, EINVAL);
 }
 
 PECS_CASE(query_bpf, "Required.Ioctl.QueryBpf.ClockEventRefused", "counting",
