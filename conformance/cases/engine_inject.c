@@ -49,6 +49,9 @@ static int open_enabled(struct pecs_t *t, uint64_t st, uint64_t rf, unsigned int
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
 	a.read_format = rf;
 	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL;
+	/* User-only chains: 6.12 asks for privilege when a chain may reach the kernel. */
+	if (st & PECS_SAMPLE_CALLCHAIN)
+		a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
 	fd = pecs_open(t, &a, 0, -1, -1, 0);
 	if (fd < 0)
 		return fd;
@@ -266,6 +269,7 @@ static void check_trimmed(struct pecs_t *t, uint16_t attr_max, uint32_t expect_e
 
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
 	a.sample_max_stack = attr_max;
+	a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
@@ -350,6 +354,8 @@ static int check_vector(struct pecs_t *t, const struct pecs_vec_record *v)
 			pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 		}
 		a.read_format = v->read_format;
+		if (v->sample_type & PECS_SAMPLE_CALLCHAIN)
+			a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
 		fds[m] = pecs_open(t, &a, 0, -1, m ? fds[0] : -1, 0);
 		if (fds[m] < 0 || (ret = pecs_event_id(t, fds[m], &ids[m])) < 0) {
 			PECS_FAIL_(t, "tcId %d (%s): open of event %u: %s", v->tc_id, v->comment,
@@ -406,12 +412,15 @@ PECS_CASE(engine_record_vectors, "Required.Engine.Record.LayoutVectorsByteExact"
 	  "engine.inject,mmap", "REC-SAMPLE-ORDER,REC-SAMPLE-SIZE,ENG-RECORD-VECTORS")
 {
 	/* Groups are part of read.group (as in the other group cases): without it, the
-	 * group vectors are left out rather than failed. */
-	int groups = pecs_claims(t, "read.group"), n = 0;
+	 * group vectors are left out rather than failed. PHYS_ADDR needs privilege to open
+	 * (perf_allow_kernel), so an unprivileged run leaves those vectors out too. */
+	int groups = pecs_claims(t, "read.group"), priv = pecs_host(t)->privileged, n = 0;
 
 	PECS_CHECK(t, pecs_vec_records_count > 0, "no record_layout vectors");
 	for (size_t i = 0; i < pecs_vec_records_count; i++) {
 		if (pecs_vec_records[i].nr_members > 1 && !groups)
+			continue;
+		if ((pecs_vec_records[i].sample_type & PECS_SAMPLE_PHYS_ADDR) && !priv)
 			continue;
 		if (check_vector(t, &pecs_vec_records[i]) < 0)
 			return;

@@ -69,6 +69,9 @@ static int open_sampler(struct pecs_t *t, uint64_t st, uint64_t rf, int group_fd
 
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
 	a.read_format = rf;
+	/* User-only chains: 6.12 asks for privilege when a chain may reach the kernel. */
+	if (st & PECS_SAMPLE_CALLCHAIN)
+		a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
 	return pecs_open(t, &a, 0, -1, group_fd, 0);
 }
 
