@@ -1,6 +1,6 @@
-/* The kernel's counting events, through a plugin that dereferences NULL in one entry: an
- * ioctl(PERF_EVENT_IOC_RESET). Cases that reset a counter die; the runner (with --isolate)
- * must report CRASH for exactly those and carry on with the rest. */
+/* The kernel's counting events, through a plugin that dereferences NULL in one entry:
+ * write(), which only the write-refusal case calls. That case dies; the runner (with
+ * --isolate) must report CRASH for it and carry on with the rest. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -48,12 +48,16 @@ static ssize_t c_read(void *ctx, int fd, void *buf, size_t count)
 static int c_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
 {
 	(void)ctx;
-	if (request == PECS_IOC_RESET) {
-		/* volatile: the compiler must not reason the fault away */
-		volatile int *nowhere = (volatile int *)0;
-		*nowhere = fd;
-	}
 	return (int)ret(ioctl(fd, request, arg));
+}
+
+static ssize_t c_write(void *ctx, int fd, const void *buf, size_t count)
+{
+	(void)ctx, (void)buf;
+	/* volatile: the compiler must not reason the fault away */
+	volatile size_t *nowhere = (volatile size_t *)0;
+	*nowhere = count + (size_t)fd;
+	return -EINVAL;
 }
 
 static int c_mmap(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
@@ -92,6 +96,7 @@ static const struct pecs_impl crashy_impl = {
 	.mmap = c_mmap,
 	.munmap = c_munmap,
 	.poll = c_poll,
+	.write = c_write,
 };
 
 const struct pecs_impl *pecs_plugin_impl(void);
