@@ -70,11 +70,15 @@ def test_counts_follow_the_json():
     assert counts["read_format"] == 64
 
 
-def test_unknown_area_is_refused(tmp_path):
+def test_unknown_area_is_skipped_or_refused(tmp_path):
     p = tmp_path / "x.json"
     p.write_text(json.dumps(dict(FXT_DOC, area="nope")))
+    warnings = []
+    src = to_c.convert([str(p)], warn=warnings.append)
+    assert "no C emitter for area 'nope'" in warnings[0]
+    assert "const size_t pecs_vec_fxt_count = 0;" in src
     with pytest.raises(ValueError):
-        to_c.convert([str(p)])
+        to_c.convert([str(p)], strict=True)
 
 
 def test_c_string_escapes():

@@ -57,14 +57,21 @@ READ_INPUT = {"time_enabled": 5000000, "time_running": 4000000, "values": [777, 
 
 
 class _Record:
+    """The bytes, the dynamic ranges, and a label for every word written (`words`, not
+    published: the kernel cross-check uses it to know what each word means)."""
+
     def __init__(self):
         self.data = bytearray()
         self.dynamic = []
+        self.words = []
+        self.label = None
 
     def u32(self, value):
+        self.words.append((len(self.data), 4, self.label))
         self.data += struct.pack("<I", value)
 
     def u64(self, value, dynamic=None):
+        self.words.append((len(self.data), 8, self.label))
         if dynamic:
             self.dynamic.append({"offset": len(self.data), "size": 8, "field": dynamic})
         self.data += struct.pack("<Q", value)
@@ -77,6 +84,7 @@ def _set_bits(sample_type):
 def _put_read(rec, read_format, nr_members, ids, read):
     """The READ field, placed with the read() field walk rather than ad hoc code."""
     for name, _offset, _size in layout.read_format_fields(read_format, nr_members):
+        rec.label = "READ:" + name
         if name == "nr":
             rec.u64(nr_members)
         elif name in ("time_enabled", "time_running"):
@@ -100,11 +108,13 @@ def _put_read(rec, read_format, nr_members, ids, read):
 
 def encode(sample_type, read_format, nr_members, sample, ids, read):
     rec = _Record()
+    rec.label = "header"
     rec.u32(uapi.RECORD_SAMPLE)
-    rec.data += b"\0\0\0\0"  # misc and size, filled in below
+    rec.u32(0)  # misc and size, filled in below
     ips = sample["ips"]
     ip = ips[0] if ips else 0
     for name in _set_bits(sample_type):
+        rec.label = name
         if name in ("IDENTIFIER", "ID", "STREAM_ID"):
             # Not inherited, so the stream id is the event's own id as well.
             rec.u64(ids[0], "id")
@@ -125,8 +135,11 @@ def encode(sample_type, read_format, nr_members, sample, ids, read):
         elif name == "READ":
             _put_read(rec, read_format, nr_members, ids, read)
         elif name == "CALLCHAIN":
+            rec.label = "CALLCHAIN:nr"
             rec.u64(1 + len(ips))
+            rec.label = "CALLCHAIN:context"
             rec.u64(uapi.CONTEXT_USER)
+            rec.label = "CALLCHAIN:ip"
             for a in ips:
                 rec.u64(a)
         elif name == "RAW":
