@@ -1,0 +1,105 @@
+/* A profiler in the shape of fuchsia.cpu.profiler.Session: configure, start, stop
+ * (with stats), read the byte stream it wrote, reset. Two kinds exist: a replay
+ * profiler serving a caller's bytes (replay.h) and a live sampler (sampler.h).
+ *
+ * Calls return 0 or a negative errno; the FIDL error behind a failure is kept and
+ * ref_profiler_fidl_error() returns it, so callers that speak FIDL can report it as is.
+ */
+#ifndef PECS_PROFILER_PROFILER_H
+#define PECS_PROFILER_PROFILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pecs/impl.h"
+
+/* fuchsia.cpu.profiler SessionConfigureError / SessionStartError values. */
+enum ref_profiler_fidl_error {
+	REF_PROFILER_OK = 0,
+	REF_PROFILER_BAD_SOCKET = 1,
+	REF_PROFILER_BAD_STATE = 2,
+	REF_PROFILER_INVALID_CONFIGURATION = 3,
+	REF_PROFILER_MISSING_SAMPLE_CONFIGS = 4,
+	REF_PROFILER_MISSING_TARGET_CONFIGS = 5,
+	REF_PROFILER_MISSING_COMPONENT_URL = 6,
+};
+
+/* The errno each FIDL error becomes at the C boundary. */
+int ref_profiler_fidl_errno(enum ref_profiler_fidl_error e);
+
+enum ref_profiler_counter {
+	REF_PROFILER_NANOSECONDS = 0,
+	REF_PROFILER_CYCLES = 1,
+};
+
+enum ref_profiler_callgraph {
+	REF_PROFILER_CALLGRAPH_NONE = 0,
+	REF_PROFILER_CALLGRAPH_DWARF = 1,
+	REF_PROFILER_CALLGRAPH_LBR = 2,
+	REF_PROFILER_CALLGRAPH_SHADOW_CALL_STACK = 3,
+	REF_PROFILER_CALLGRAPH_FRAME_POINTER = 4,
+};
+
+struct ref_profiler_sampling {
+	uint64_t period;                     /* in units of timebase; > 0 */
+	enum ref_profiler_counter timebase;
+	enum ref_profiler_callgraph callgraph;
+};
+
+enum ref_profiler_task_kind {
+	REF_PROFILER_TASK_PROCESS = 0, /* process CPU time (TASK_CLOCK-like) */
+	REF_PROFILER_TASK_THREAD = 1,  /* one thread's CPU time (CPU_CLOCK-like) */
+	REF_PROFILER_TASK_JOB = 2,
+	REF_PROFILER_TASK_SYSTEM_WIDE = 3,
+};
+
+struct ref_profiler_target {
+	enum ref_profiler_task_kind kind;
+	uint64_t koid;       /* process or thread id */
+	uint64_t thread;     /* PROCESS: the thread that takes the samples; 0 = koid itself */
+};
+
+struct ref_profiler_config {
+	size_t size;
+	const struct ref_profiler_sampling *samplings;
+	size_t nr_samplings;
+	const struct ref_profiler_target *targets;
+	size_t nr_targets;
+	enum pecs_stream_format output; /* what the profiler writes: FXT (default) or MARKUP */
+};
+
+struct ref_profiler_start_opts {
+	size_t size;
+	uint32_t buffer_size_mb; /* 0: the FIDL default, 8 */
+	int buffer_results;
+};
+
+/* Stop()'s SessionResult plus what pecs needs to report LOST samples. */
+struct ref_profiler_result {
+	size_t size;
+	uint64_t samples_collected;
+	uint64_t mean_sample_time_us, min_sample_time_us, max_sample_time_us;
+	uint64_t missing_process_mappings; /* samples whose koid had no Linux id */
+	uint64_t dropped_buffer_full;      /* samples lost because the buffer was full */
+};
+
+struct ref_profiler;
+
+int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_config *cfg);
+int ref_profiler_start(struct ref_profiler *p, const struct ref_profiler_start_opts *opts);
+int ref_profiler_stop(struct ref_profiler *p, struct ref_profiler_result *res);
+/* Bytes written so far and not yet read: > 0 bytes, 0 when none are waiting now,
+ * -EPIPE once stopped and empty (the socket's EOF), -EBUSY-style errors otherwise. */
+ssize_t ref_profiler_read(struct ref_profiler *p, void *buf, size_t len);
+int ref_profiler_reset(struct ref_profiler *p);
+void ref_profiler_free(struct ref_profiler *p);
+
+enum ref_profiler_fidl_error ref_profiler_fidl_error(const struct ref_profiler *p);
+/* The period (ns) and output format of the running configuration. */
+uint64_t ref_profiler_period_ns(const struct ref_profiler *p);
+enum pecs_stream_format ref_profiler_output(const struct ref_profiler *p);
+/* True once stop() has run: no further bytes will be written. */
+int ref_profiler_stopped(const struct ref_profiler *p);
+
+#endif /* PECS_PROFILER_PROFILER_H */

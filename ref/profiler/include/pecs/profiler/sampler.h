@@ -1,0 +1,39 @@
+/* The live sampler: a CPU-time timer signals the target thread every period; the
+ * handler unwinds the interrupted context with libunwind and appends one backtrace
+ * record (FXT, or markup when configured so) to a lock-free buffer that the session's
+ * collector drains.
+ *
+ * Targets: a thread of this process (its thread CPU-time clock: CPU_CLOCK-like) or
+ * this process (the process CPU-time clock: TASK_CLOCK-like, signals delivered to
+ * target.thread). libunwind unwinds only its own address space, so other processes
+ * are INVALID_CONFIGURATION. One sampler runs per process at a time (start() of a
+ * second one is BAD_STATE) because the signal handler is process-wide.
+ *
+ * The handler calls only: clock_gettime, sched_getcpu (a vDSO/getcpu read; not on the
+ * POSIX list but it takes no locks), libunwind's local unwinder (per-thread caching,
+ * warmed up at start), the FXT/markup writers and memcpy. libunwind finds unwind
+ * tables through dl_iterate_phdr, which takes the loader's lock: a sample landing
+ * inside dlopen/dlclose on the target thread can deadlock. Do not sample threads that
+ * load libraries.
+ */
+#ifndef PECS_PROFILER_SAMPLER_H
+#define PECS_PROFILER_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pecs/profiler/profiler.h"
+
+struct ref_sampler_opts {
+	size_t size;
+	int signo;            /* 0: SIGPROF */
+	size_t buffer_bytes;  /* 0: start()'s buffer_size_mb */
+	unsigned max_frames;  /* 0: 127 (kernel.perf_event_max_stack's default); at most 255 */
+};
+
+int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler_opts *opts);
+
+/* Samples lost so far because the buffer was full (grows while running). */
+uint64_t ref_sampler_dropped(const struct ref_profiler *p);
+
+#endif /* PECS_PROFILER_SAMPLER_H */

@@ -1,0 +1,121 @@
+#include "pecs/profiler/replay.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler_impl.h"
+
+struct replay {
+	uint8_t *data;
+	size_t len, pos, chunk;
+	enum pecs_stream_format format;
+	struct pecs_koid_map_entry *koids;
+	size_t nr_koids;
+};
+
+static int replay_start(struct ref_profiler *p, size_t buffer_bytes)
+{
+	struct replay *r = p->impl;
+
+	(void)buffer_bytes;
+	r->pos = 0;
+	return 0;
+}
+
+static void replay_stop(struct ref_profiler *p, struct ref_profiler_result *res)
+{
+	(void)p;
+	(void)res; /* the script took no samples itself; the collector counts decoded ones */
+}
+
+static ssize_t replay_read(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
+			   uint64_t *time)
+{
+	struct replay *r = p->impl;
+	size_t n = r->len - r->pos;
+
+	(void)cpu;
+	(void)time;
+	if (r->chunk && n > r->chunk)
+		n = r->chunk;
+	if (n > len)
+		n = len;
+	memcpy(buf, r->data + r->pos, n);
+	r->pos += n;
+	return n;
+}
+
+static void replay_reset(struct ref_profiler *p)
+{
+	((struct replay *)p->impl)->pos = 0;
+}
+
+static void replay_destroy(struct ref_profiler *p)
+{
+	struct replay *r = p->impl;
+
+	free(r->data);
+	free(r->koids);
+	free(r);
+}
+
+static const struct ref_profiler_ops replay_ops = {
+	.start = replay_start,
+	.stop = replay_stop,
+	.read = replay_read,
+	.reset = replay_reset,
+	.destroy = replay_destroy,
+};
+
+int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profiler_stream *stream)
+{
+	struct replay *r;
+	struct ref_profiler *p;
+
+	if (!out || !stream || stream->size < sizeof(*stream) || (stream->len && !stream->data) ||
+	    (stream->nr_koids && !stream->koids) || stream->format > PECS_STREAM_MARKUP)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	/* +1 so a zero-length stream still gets a distinct allocation. */
+	r->data = malloc(stream->len + 1);
+	r->koids = calloc(stream->nr_koids + 1, sizeof(*r->koids));
+	p = ref_profiler_alloc(&replay_ops, r);
+	if (!r->data || !r->koids || !p) {
+		free(p);
+		free(r->data);
+		free(r->koids);
+		free(r);
+		return -ENOMEM;
+	}
+	if (stream->len)
+		memcpy(r->data, stream->data, stream->len);
+	if (stream->nr_koids)
+		memcpy(r->koids, stream->koids, stream->nr_koids * sizeof(*r->koids));
+	r->len = stream->len;
+	r->chunk = stream->chunk;
+	r->format = stream->format;
+	r->nr_koids = stream->nr_koids;
+	*out = p;
+	return 0;
+}
+
+enum pecs_stream_format ref_replay_format(const struct ref_profiler *p)
+{
+	if (p->ops != &replay_ops)
+		return PECS_STREAM_DETECT;
+	return ((const struct replay *)p->impl)->format;
+}
+
+const struct pecs_koid_map_entry *ref_replay_koids(const struct ref_profiler *p, size_t *nr)
+{
+	const struct replay *r = p->impl;
+
+	*nr = 0;
+	if (p->ops != &replay_ops)
+		return NULL;
+	*nr = r->nr_koids;
+	return r->nr_koids ? r->koids : NULL;
+}

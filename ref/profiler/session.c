@@ -1,0 +1,263 @@
+#include "pecs/profiler/session.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pecs/profiler/replay.h"
+#include "pecs/profiler/sampler.h"
+#include "pecs/stream/decoder.h"
+#include "profiler_impl.h"
+
+/* Larger than any one sample's entry, so one read carries a whole sample. */
+#define READ_CHUNK 16384u
+
+struct ref_profiler_session {
+	struct ref_profiler *profiler;
+	struct ref_profiler_session_opts opts;
+	struct pecs_koid_map_entry *koids;
+	size_t nr_koids;
+
+	bool enabled;
+	uint64_t period_ns;
+	struct ref_stream_decoder *decoder;
+	int decode_ret;
+	uint64_t lost_reported;
+	/* The sample being decoded: what the profiler said about it. */
+	uint32_t cur_cpu;
+	uint64_t cur_time;
+
+	pthread_mutex_t lock; /* one drainer at a time: the thread or poll/disable */
+	pthread_t thread;
+	bool have_thread;
+	int stop_thread;
+	uint8_t buf[READ_CHUNK];
+};
+
+static int forward(void *ctx, const struct pecs_sample *in)
+{
+	struct ref_profiler_session *s = ctx;
+	struct pecs_sample out = *in;
+
+	out.cpu = s->cur_cpu;
+	if (!out.time)
+		out.time = s->cur_time;
+	if (!out.period)
+		out.period = s->period_ns;
+	return s->opts.sink(s->opts.sink_ctx, &out);
+}
+
+int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profiler *profiler,
+			     const struct ref_profiler_session_opts *opts)
+{
+	struct ref_profiler_session *s;
+	const struct pecs_koid_map_entry *koids;
+	size_t nr;
+
+	if (!out || !profiler || !opts || opts->size < sizeof(*opts) || !opts->sink) {
+		ref_profiler_free(profiler);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ref_profiler_free(profiler);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->profiler = profiler;
+	s->opts = *opts;
+	if (!s->opts.poll_us)
+		s->opts.poll_us = 1000;
+	koids = opts->koids;
+	nr = opts->nr_koids;
+	if (!koids && !nr)
+		koids = ref_replay_koids(profiler, &nr);
+	if (nr) {
+		s->koids = malloc(nr * sizeof(*s->koids));
+		if (!s->koids) {
+			ref_profiler_session_free(s);
+			return -ENOMEM;
+		}
+		memcpy(s->koids, koids, nr * sizeof(*s->koids));
+		s->nr_koids = nr;
+	}
+	*out = s;
+	return 0;
+}
+
+/* Reads everything available now into the decoder. Caller holds the lock. */
+static void drain_locked(struct ref_profiler_session *s)
+{
+	uint64_t dropped;
+
+	for (;;) {
+		uint32_t cpu;
+		uint64_t time;
+		ssize_t n = ref_profiler_read_sample(s->profiler, s->buf, sizeof(s->buf), &cpu,
+						     &time);
+
+		if (n <= 0)
+			break;
+		/* After a stream error the rest is still read, so the profiler's buffer
+		 * empties, but no longer decoded. */
+		if (s->decode_ret)
+			continue;
+		s->cur_cpu = cpu;
+		s->cur_time = time;
+		s->decode_ret = ref_stream_decoder_feed(s->decoder, s->buf, n);
+	}
+	dropped = ref_sampler_dropped(s->profiler);
+	if (dropped > s->lost_reported && s->opts.lost) {
+		s->opts.lost(s->opts.sink_ctx, dropped - s->lost_reported);
+		s->lost_reported = dropped;
+	}
+}
+
+static void *collector(void *arg)
+{
+	struct ref_profiler_session *s = arg;
+	struct timespec nap = { 0, (long)s->opts.poll_us * 1000 };
+
+	while (!__atomic_load_n(&s->stop_thread, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&s->lock);
+		drain_locked(s);
+		pthread_mutex_unlock(&s->lock);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+int ref_profiler_session_enable(struct ref_profiler_session *s,
+				const struct ref_profiler_enable *en)
+{
+	struct ref_profiler_sampling sampling;
+	struct ref_profiler_target target;
+	struct ref_profiler_config cfg = { .size = sizeof(cfg) };
+	struct ref_profiler_start_opts start = { .size = sizeof(start), .buffer_results = 1 };
+	struct ref_stream_target t = { .size = sizeof(t), .sink = forward, .sink_ctx = s };
+	enum pecs_stream_format fmt;
+	bool live;
+	int ret;
+
+	if (!en || en->size < sizeof(*en))
+		return -EINVAL;
+	if (s->enabled)
+		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+	sampling.period = en->period_ns;
+	sampling.timebase = REF_PROFILER_NANOSECONDS;
+	sampling.callgraph = en->callgraph;
+	target.kind = en->kind;
+	target.koid = en->kind == REF_PROFILER_TASK_THREAD ? en->tid : en->pid;
+	target.thread = en->tid;
+	cfg.samplings = &sampling;
+	cfg.nr_samplings = 1;
+	cfg.targets = &target;
+	cfg.nr_targets = 1;
+	cfg.output = en->output;
+	ret = ref_profiler_configure(s->profiler, &cfg);
+	if (ret)
+		return ret;
+
+	live = s->profiler->ops->live;
+	fmt = live ? ref_profiler_output(s->profiler) : ref_replay_format(s->profiler);
+	t.koids = s->koids;
+	t.nr_koids = s->nr_koids;
+	ret = ref_stream_decoder_new(&s->decoder, fmt, &t);
+	if (ret) {
+		ref_profiler_reset(s->profiler);
+		return ret;
+	}
+	s->decode_ret = 0;
+	s->lost_reported = 0;
+	s->period_ns = en->period_ns;
+	ret = ref_profiler_start(s->profiler, &start);
+	if (ret) {
+		ref_stream_decoder_free(s->decoder);
+		s->decoder = NULL;
+		ref_profiler_reset(s->profiler);
+		return ret;
+	}
+	s->enabled = true;
+	/* Only a live profiler produces while enabled; a script is read at poll/disable. */
+	if (live) {
+		s->stop_thread = 0;
+		if (pthread_create(&s->thread, NULL, collector, s) == 0)
+			s->have_thread = true;
+	}
+	return 0;
+}
+
+int ref_profiler_session_poll(struct ref_profiler_session *s)
+{
+	if (!s->enabled)
+		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+	pthread_mutex_lock(&s->lock);
+	drain_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int ref_profiler_session_disable(struct ref_profiler_session *s,
+				 struct ref_profiler_session_result *res)
+{
+	struct ref_profiler_session_result r = { .size = sizeof(r) };
+
+	if (!s->enabled)
+		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+	if (s->have_thread) {
+		__atomic_store_n(&s->stop_thread, 1, __ATOMIC_RELEASE);
+		pthread_join(s->thread, NULL);
+		s->have_thread = false;
+	}
+	r.profiler.size = sizeof(r.profiler);
+	ref_profiler_stop(s->profiler, &r.profiler);
+	pthread_mutex_lock(&s->lock);
+	drain_locked(s); /* stopped: reads until the stream's end */
+	if (!s->decode_ret)
+		s->decode_ret = ref_stream_decoder_finish(s->decoder);
+	pthread_mutex_unlock(&s->lock);
+
+	r.stream.size = sizeof(r.stream);
+	ref_stream_decoder_stats(s->decoder, &r.stream);
+	ref_stream_decoder_error(s->decoder, &r.error);
+	r.format = ref_stream_decoder_format(s->decoder);
+	r.profiler.missing_process_mappings = r.stream.dropped_unmapped;
+	if (r.profiler.samples_collected == 0) /* a script: count what it contained */
+		r.profiler.samples_collected = r.stream.samples + r.stream.dropped_unmapped;
+	ref_stream_decoder_free(s->decoder);
+	s->decoder = NULL;
+	ref_profiler_reset(s->profiler);
+	s->enabled = false;
+	if (res) {
+		size_t n = res->size && res->size < sizeof(r) ? res->size : sizeof(r);
+
+		memcpy(res, &r, n);
+		res->size = n;
+	}
+	return 0;
+}
+
+int ref_profiler_session_enabled(const struct ref_profiler_session *s)
+{
+	return s->enabled;
+}
+
+struct ref_profiler *ref_profiler_session_profiler(struct ref_profiler_session *s)
+{
+	return s->profiler;
+}
+
+void ref_profiler_session_free(struct ref_profiler_session *s)
+{
+	if (!s)
+		return;
+	if (s->enabled)
+		ref_profiler_session_disable(s, NULL);
+	ref_profiler_free(s->profiler);
+	free(s->koids);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

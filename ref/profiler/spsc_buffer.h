@@ -1,0 +1,37 @@
+/* A lock-free byte queue for one producer and one consumer, sized once. The producer
+ * may be a signal handler: push() takes no locks, makes no calls and never waits; when
+ * an entry does not fit it fails and the caller counts the loss.
+ *
+ * Entries are {u32 len, u32 cpu, u64 time, bytes padded to 8}. head and tail only grow;
+ * the producer owns head, the consumer tail; each publishes with a release store and
+ * reads the other's with an acquire load.
+ */
+#ifndef REF_PROFILER_SPSC_BUFFER_H
+#define REF_PROFILER_SPSC_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct spsc_buffer {
+	uint8_t *data;
+	uint64_t cap; /* a power of two */
+	uint64_t head;
+	uint64_t tail;
+};
+
+struct spsc_entry {
+	uint32_t len;
+	uint32_t cpu;
+	uint64_t time;
+};
+
+int spsc_init(struct spsc_buffer *b, size_t cap);
+void spsc_destroy(struct spsc_buffer *b);
+/* 0, or -ENOSPC (nothing written). Producer side only. */
+int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes);
+/* Takes the next entry: its header into *e, its bytes (at most len; the rest is
+ * discarded) into buf. 1 when an entry was taken, 0 when empty. Consumer side only. */
+int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len);
+void spsc_clear(struct spsc_buffer *b);
+
+#endif /* REF_PROFILER_SPSC_BUFFER_H */

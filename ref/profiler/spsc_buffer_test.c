@@ -1,0 +1,94 @@
+/* The single-producer queue under a real second thread: entries arrive whole, in order,
+ * across wrap-around, and a full queue refuses instead of overwriting. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spsc_buffer.h"
+
+#define ENTRIES 200000u
+
+static struct spsc_buffer q;
+static uint64_t refused;
+
+/* Entry i has length i % 61 and every byte (uint8_t)(i + j). */
+static void *producer(void *arg)
+{
+	uint8_t bytes[64];
+
+	(void)arg;
+	for (uint32_t i = 0; i < ENTRIES;) {
+		struct spsc_entry e = { i % 61, i, (uint64_t)i * 3 };
+
+		for (uint32_t j = 0; j < e.len; j++)
+			bytes[j] = (uint8_t)(i + j);
+		if (spsc_push(&q, &e, bytes) == 0)
+			i++;
+		else
+			__atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t t;
+	uint8_t buf[64];
+	uint32_t next = 0;
+
+	(void)state;
+	assert_int_equal(spsc_init(&q, 1000), 0); /* rounds up to 1024: wraps often */
+	assert_int_equal(q.cap, 1024);
+	assert_int_equal(pthread_create(&t, NULL, producer, NULL), 0);
+	while (next < ENTRIES) {
+		struct spsc_entry e;
+
+		if (!spsc_pop(&q, &e, buf, sizeof(buf)))
+			continue;
+		assert_int_equal(e.cpu, next);
+		assert_int_equal(e.len, next % 61);
+		assert_true(e.time == (uint64_t)next * 3);
+		for (uint32_t j = 0; j < e.len; j++)
+			assert_int_equal(buf[j], (uint8_t)(next + j));
+		next++;
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(spsc_pop(&q, &(struct spsc_entry){ 0 }, buf, sizeof(buf)), 0);
+	spsc_destroy(&q);
+}
+
+static void test_full_refuses(void **state)
+{
+	struct spsc_buffer b;
+	struct spsc_entry e = { 40, 1, 2 }, out;
+	uint8_t bytes[40] = { 7 }, buf[40];
+
+	(void)state;
+	assert_int_equal(spsc_init(&b, 64), 0);
+	assert_int_equal(spsc_push(&b, &e, bytes), 0); /* 16 + 40 = 56 of 64 */
+	assert_int_equal(spsc_push(&b, &e, bytes), -ENOSPC);
+	assert_int_equal(spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_int_equal(out.len, 40);
+	assert_int_equal(buf[0], 7);
+	assert_int_equal(spsc_push(&b, &e, bytes), 0); /* space again, wrapping */
+	assert_int_equal(spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_int_equal(out.len, 40);
+	assert_int_equal(buf[0], 7);
+	spsc_destroy(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_full_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
