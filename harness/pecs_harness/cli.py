@@ -20,6 +20,7 @@ examples:
   python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
   python3 -m pecs_harness report out/               # re-render from the results in out/
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
+  python3 -m pecs_harness capture                   # record this kernel's answers
   python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
 
 exit status: 0 when every implementation passes its gate, 1 when one does not,
@@ -79,7 +80,29 @@ def build_parser():
                                       "ROOT/bazel-bin/conformance/tools/pecs-capture)")
     cc.add_argument("files", nargs="*", help="captured vector files "
                                                "(default: ROOT/vectors/captured/*.json)")
+    capt = sub.add_parser("capture", help="record this kernel's answers to the capture tool's "
+                                          "probes as linux-capture vectors")
+    capt.add_argument("--root", default=ROOT)
+    capt.add_argument("--capture", help="the capture tool (default: "
+                                        "ROOT/bazel-bin/conformance/tools/pecs-capture)")
+    capt.add_argument("--out", help="vector file to write (default: ROOT/vectors/captured/"
+                                    "linux_capture.json)")
     return ap
+
+
+def cmd_capture(args):
+    from . import capture
+    tool = args.capture or capture.default_tool(args.root)
+    out = args.out or os.path.join(args.root, capture.DEFAULT_FILE)
+    try:
+        doc = capture.capture(tool, out)
+    except (capture.CaptureError, OSError) as e:
+        print("pecs_harness: %s" % e, file=sys.stderr)
+        return 2
+    print("capture: %d vectors from Linux %s written to %s; run the vector lint before "
+          "committing (a published tcId never changes meaning)" % (
+              doc["numberOfTests"], doc["testGroups"][0]["kernel"]["release"], out))
+    return 0
 
 
 def _catalogue(args):
@@ -278,6 +301,8 @@ def main(argv=None):
         return cmd_run(args)
     if args.command == "report":
         return cmd_report(args)
+    if args.command == "capture":
+        return cmd_capture(args)
     if args.command == "crosscheck":
         from . import crosscheck
         return crosscheck.main(args)

@@ -29,3 +29,23 @@ def toy_runner(build_dir):
                 os.path.join(ROOT, "harness", "tests", "toy", "toy_cases.c"), "-o", out, "-lm"])
         subprocess.run(cmd, check=True)
     return out
+
+
+def capture_tool(build_dir):
+    """The capture tool: Bazel's (runfiles or bazel-bin), else compiled once with gcc."""
+    env = os.environ.get("PECS_CAPTURE_TOOL")
+    if env:
+        return os.path.abspath(env)
+    for built in (os.path.join(ROOT, "conformance", "tools", "pecs-capture"),
+                  os.path.join(ROOT, "bazel-bin", "conformance", "tools", "pecs-capture")):
+        if os.path.isfile(built) and os.access(built, os.X_OK):
+            return built
+    out = os.path.join(build_dir, "pecs-capture")
+    if not os.path.isfile(out):
+        tools = sorted(glob.glob(os.path.join(ROOT, "conformance", "tools", "*.c")))
+        cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include")] +
+               tools + [os.path.join(ROOT, "conformance", "adapters", "syscall.c"),
+                        os.path.join(ROOT, "conformance", "framework", "impl_check.c"),
+                        "-o", out])
+        subprocess.run(cmd, check=True)
+    return out
