@@ -5,8 +5,11 @@ time. The frames are also spoken here directly, from the specification, without 
 adapter."""
 import json
 import os
+import pathlib
+import shutil
 import struct
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -77,6 +80,36 @@ def test_the_pipe_claims_what_the_testee_says_minus_memory(both):
     assert piped["host"]["kernel_release"] == inproc["host"]["kernel_release"]
     assert piped["host"]["privileged"] == inproc["host"]["privileged"]
     assert piped["host"]["attr_size"] == inproc["host"]["attr_size"]
+
+
+def test_unprivileged_the_pipe_still_gives_the_in_process_verdicts(request):
+    """As uid 65534 with no capabilities, where the EACCES paths run: runner and testee
+    both drop privilege, as an unprivileged profiler's would."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("dropping privilege needs root and setpriv")
+    # Outside pytest's 0700 temporary tree, which uid 65534 cannot traverse.
+    d = pathlib.Path(tempfile.mkdtemp(prefix="pecs-pipe-unpriv."))
+    request.addfinalizer(lambda: shutil.rmtree(str(d), ignore_errors=True))
+    for rel in (SYSCALL, PIPE, TESTEE):
+        shutil.copy(locate(rel), str(d))
+    os.chmod(str(d), 0o777)
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all"]
+    r1, _ = run(drop + [str(d / "pecs-syscall"), "--isolate", "--quiet",
+                        "--json", str(d / "inproc.json")])
+    r2, _ = run(drop + [str(d / "pecs-pipe"), "--isolate", "--quiet",
+                        "--json", str(d / "pipe.json")],
+                {"PECS_TESTEE": str(d / "pipe_testee")})
+    a = {r["id"]: r for r in json.loads((d / "inproc.json").read_text())["results"]}
+    piped = json.loads((d / "pipe.json").read_text())
+    assert piped["host"]["privileged"] == 0
+    b = {r["id"]: r for r in piped["results"]}
+    ran = [i for i in a if "UNSUPPORTED" not in (a[i]["raw_status"], b[i]["raw_status"])]
+    assert len(ran) >= 50
+    differ = ["%s: in-process %s, pipe %s (%s)" % (i, a[i]["raw_status"], b[i]["raw_status"],
+                                                  b[i]["message"])
+              for i in ran if a[i]["raw_status"] != b[i]["raw_status"]]
+    assert not differ, "\n".join(differ)
 
 
 # ---- a broken testee ---------------------------------------------------------------------
