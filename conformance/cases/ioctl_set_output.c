@@ -142,3 +142,19 @@ PECS_CASE(set_output_detach, "Required.Ioctl.SetOutput.MinusOneDetaches",
 	head = pecs_ring_head(&ra);
 	PECS_CHECK_EQ(t, head, 0);
 }
+
+/* One ring is written one way only: a forward event cannot join a backward ring. */
+PECS_CASE(set_output_backward, "Recommended.Ioctl.SetOutput.WriteBackwardMismatchEinval",
+	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-BACKWARD")
+{
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int back, fwd = open_sampler(t, -1);
+
+	PECS_CHECK_OK(t, fwd);
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
+	a.flags |= PECS_ATTR_WRITE_BACKWARD;
+	back = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, back, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fwd, PECS_IOC_SET_OUTPUT, (unsigned long)back), EINVAL);
+}

@@ -225,3 +225,66 @@ PECS_CASE(ring_one_page, "Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampli
 	PECS_CHECK(t, v[0] > 0, "the event did not run");
 	PECS_CHECK_EQ(t, v[2], 0);
 }
+
+/* write_backward: the kernel writes each record below the previous one, so data_head
+ * counts down from 0 and the newest record starts at data_head; reading forward from
+ * there walks the records newest first, ending at the old head. */
+PECS_CASE(ring_backward, "Recommended.Ring.Backward.HeadCountsDownFromZero",
+	  "mmap.overwrite,sampling", "RING-BACKWARD")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	const uint64_t size = pecs_sample_size(st, 0, 1, 0);
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int64_t end = now_ms() + 2000, head;
+	uint64_t off;
+	int fd, n = 0;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
+	a.flags |= PECS_ATTR_WRITE_BACKWARD;
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	/* A few records, far from filling the area, so none is overwritten. */
+	while ((int64_t)pecs_ring_head(&r) > -(int64_t)(4 * size) && now_ms() < end)
+		pecs_burn_cpu(PERIOD_NS);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	head = (int64_t)pecs_ring_head(&r);
+	PECS_CHECK(t, head < 0, "data_head %lld did not count down", (long long)head);
+	PECS_CHECK(t, -head < (int64_t)r.data_size, "data_head %lld wrapped the area",
+		   (long long)head);
+	PECS_CHECK_EQ(t, head % 8, 0);
+	PECS_CHECK_EQ(t, pecs_ring_tail_published(&r), 0);
+	for (off = (uint64_t)head; off != 0; n++) {
+		const struct pecs_record_header *rec =
+			(const void *)(r.data + (off & (r.data_size - 1)));
+
+		PECS_CHECK(t, rec->type == PECS_RECORD_SAMPLE && rec->size == size,
+			   "record %d at %lld: type %u size %u", n, (long long)off, rec->type,
+			   rec->size);
+		off += rec->size;
+	}
+	PECS_CHECK_EQ(t, (uint64_t)n * size, (uint64_t)-head);
+}
+
+/* The mapping keeps the event alive: after close(fd) it still runs and writes. */
+PECS_CASE(ring_close_mapped, "Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling",
+	  "RING-CLOSE-MAPPED")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	struct pecs_ring r;
+	int64_t end = now_ms() + 1000;
+	uint64_t head;
+	int fd = open_sampler(t, st, 0);
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 1, 1000) >= 1, "no sample");
+	PECS_CHECK_EQ(t, pecs_close(t, fd), 0);
+	head = pecs_ring_head(&r);
+	while (pecs_ring_head(&r) == head && now_ms() < end)
+		pecs_burn_cpu(PERIOD_NS * 5);
+	PECS_CHECK(t, pecs_ring_head(&r) > head, "no record after close(): data_head stays %llu",
+		   (unsigned long long)head);
+}
