@@ -1,0 +1,579 @@
+/* The reference ring buffer and its metadata page.
+ *
+ * Expected values come from the fact sheet (§4, measured on Linux 6.18) and from
+ * kernel/events/ring_buffer.c (6.12): page offsets, the data_size - 8 fill limit
+ * (CIRC_SPACE), LOST before the next record, overwrite mode, the 1-page mapping,
+ * write_backward, watermark and wakeup_events wakeups. Each test reads the ring through
+ * a mapping of its own, as a perf reader would.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ref/record/record.h"
+#include "ref/ring/ring.h"
+
+static long page;
+
+static uint64_t rd64(const void *base, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const uint8_t *)base + off, sizeof(v));
+	return v;
+}
+
+static uint32_t rd32(const void *base, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, (const uint8_t *)base + off, sizeof(v));
+	return v;
+}
+
+/* Byte offsets measured on the kernel (fact sheet §4), not taken from our struct. */
+enum {
+	OFF_VERSION = 0, OFF_COMPAT = 4, OFF_LOCK = 8, OFF_INDEX = 12, OFF_OFFSET = 16,
+	OFF_TIME_ENABLED = 24, OFF_TIME_RUNNING = 32, OFF_CAPS = 40, OFF_PMC_WIDTH = 48,
+	OFF_SIZE = 72, OFF_DATA_HEAD = 1024, OFF_DATA_TAIL = 1032, OFF_DATA_OFFSET = 1040,
+	OFF_DATA_SIZE = 1048, OFF_AUX_HEAD = 1056, OFF_AUX_SIZE = 1080,
+};
+
+/* A record of len bytes: header, then a 64-bit sequence number and a byte pattern
+ * derived from it, so any misplaced or torn byte shows. */
+static void make_record(uint8_t *rec, uint32_t type, size_t len, uint64_t seq)
+{
+	uint32_t w0 = type, w1 = (uint32_t)len << 16;
+	size_t i;
+
+	memcpy(rec, &w0, 4);
+	memcpy(rec + 4, &w1, 4);
+	if (len >= 16)
+		memcpy(rec + 8, &seq, 8);
+	for (i = 16; i < len; i++)
+		rec[i] = (uint8_t)(seq * 31 + i);
+}
+
+struct view {
+	uint8_t *base, *data;
+	uint64_t size;
+};
+
+static struct view map_view(struct ref_ring *r, int prot)
+{
+	struct view v;
+	void *p;
+
+	assert_int_equal(ref_ring_map(r, prot, &p), 0);
+	v.base = p;
+	v.data = v.base + rd64(p, OFF_DATA_OFFSET);
+	v.size = rd64(p, OFF_DATA_SIZE);
+	return v;
+}
+
+static uint64_t view_head(const struct view *v)
+{
+	return __atomic_load_n((uint64_t *)(v->base + OFF_DATA_HEAD), __ATOMIC_ACQUIRE);
+}
+
+static void view_set_tail(const struct view *v, uint64_t tail)
+{
+	__atomic_store_n((uint64_t *)(v->base + OFF_DATA_TAIL), tail, __ATOMIC_RELEASE);
+}
+
+/* Copies len bytes from ring position pos, joining the two halves of a wrapped record. */
+static void view_copy(const struct view *v, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = (size_t)(pos & (v->size - 1));
+	size_t first = v->size - off < len ? v->size - off : len;
+
+	memcpy(dst, v->data + off, first);
+	memcpy((uint8_t *)dst + first, v->data, len - first);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	page = sysconf(_SC_PAGESIZE);
+	return 0;
+}
+
+static void test_metadata_page(void **state)
+{
+	struct ref_ring *r;
+	struct view v;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 3, 0, 0), 0);
+	assert_int_equal(ref_ring_len(r), 3 * (size_t)page);
+	v = map_view(r, PROT_READ);
+	assert_int_equal(rd32(v.base, OFF_VERSION), 0);
+	assert_int_equal(rd32(v.base, OFF_COMPAT), 0);
+	assert_int_equal(rd32(v.base, OFF_LOCK), 0);
+	assert_int_equal(rd32(v.base, OFF_INDEX), 0);
+	assert_int_equal(rd64(v.base, OFF_CAPS), PECS_CAP_BIT0_IS_DEPRECATED);
+	assert_int_equal(rd32(v.base, OFF_PMC_WIDTH) & 0xffff, 0);
+	assert_int_equal(rd32(v.base, OFF_SIZE), 96);
+	assert_int_equal(rd64(v.base, OFF_DATA_HEAD), 0);
+	assert_int_equal(rd64(v.base, OFF_DATA_TAIL), 0);
+	assert_int_equal(rd64(v.base, OFF_DATA_OFFSET), page);
+	assert_int_equal(rd64(v.base, OFF_DATA_SIZE), 2 * page);
+	for (i = OFF_AUX_HEAD; i <= OFF_AUX_SIZE; i += 8)
+		assert_int_equal(rd64(v.base, i), 0);
+	for (i = 96; i < OFF_DATA_HEAD; i++)
+		assert_int_equal(v.base[i], 0);
+
+	/* Seqlock: +2 per update, fields in place; offset carries the count (index 0). */
+	ref_ring_update_userpage(r, 1234, 5000, 4000);
+	assert_int_equal(rd32(v.base, OFF_LOCK), 2);
+	assert_int_equal(rd64(v.base, OFF_OFFSET), 1234);
+	assert_int_equal(rd64(v.base, OFF_TIME_ENABLED), 5000);
+	assert_int_equal(rd64(v.base, OFF_TIME_RUNNING), 4000);
+	ref_ring_update_times(r, 6000, 4500);
+	assert_int_equal(rd32(v.base, OFF_LOCK), 4);
+	assert_int_equal(rd64(v.base, OFF_OFFSET), 1234);
+	assert_int_equal(rd64(v.base, OFF_TIME_ENABLED), 6000);
+	assert_int_equal(rd64(v.base, OFF_TIME_RUNNING), 4500);
+	assert_int_equal(ref_ring_unmap(r, v.base), 0);
+	ref_ring_destroy(r);
+}
+
+static void test_bad_arguments(void **state)
+{
+	static const size_t bad_pages[] = { 0, 4, 6, 7, 8, 10 };
+	struct ref_ring *r;
+	uint8_t rec[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_pages) / sizeof(bad_pages[0]); i++)
+		assert_int_equal(ref_ring_create(&r, bad_pages[i], 0, 0), -EINVAL);
+	assert_int_equal(ref_ring_create(&r, 2, 3000, 0), -EINVAL);
+	assert_int_equal(ref_ring_create(&r, 2, 0, 0), 0);
+	make_record(rec, PECS_RECORD_SAMPLE, 24, 0);
+	assert_int_equal(ref_ring_write(r, rec, 20), -EINVAL); /* not a multiple of 8 */
+	assert_int_equal(ref_ring_write(r, rec, 32), -EINVAL); /* header says 24 */
+	assert_int_equal(ref_ring_write(r, rec, 0), -EINVAL);
+	assert_int_equal(ref_ring_write(r, rec, 24), 0);
+	assert_int_equal(ref_ring_lost(r), 0);
+	ref_ring_destroy(r);
+}
+
+static void test_mappings_share_memory(void **state)
+{
+	struct ref_ring *r;
+	struct view a, b;
+	uint8_t rec[32];
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 0, 0), 0);
+	a = map_view(r, PROT_READ | PROT_WRITE);
+	b = map_view(r, PROT_READ);
+	make_record(rec, PECS_RECORD_SAMPLE, 32, 7);
+	assert_int_equal(ref_ring_write(r, rec, 32), 0);
+	assert_int_equal(view_head(&a), 32);
+	assert_int_equal(view_head(&b), 32);
+	assert_memory_equal(b.data, rec, 32);
+	/* A tail written through one mapping is what the writer and others see. */
+	view_set_tail(&a, 32);
+	assert_int_equal(rd64(b.base, OFF_DATA_TAIL), 32);
+	assert_int_equal(ref_ring_tail(r), 32);
+	ref_ring_unmap(r, a.base);
+	ref_ring_unmap(r, b.base);
+	ref_ring_destroy(r);
+}
+
+static void test_wrap_at_exact_offsets(void **state)
+{
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[64], back[64];
+	uint64_t seq = 0;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 0, 0), 0); /* one data page */
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	/* 24-byte records up to 8 bytes before the end... */
+	while (view_head(&v) + 24 <= v.size - 8) {
+		make_record(rec, PECS_RECORD_SAMPLE, 24, seq++);
+		assert_int_equal(ref_ring_write(r, rec, 24), 0);
+		view_set_tail(&v, view_head(&v));
+	}
+	assert_int_equal(view_head(&v) % 24, 0);
+	/* ...then one whose header takes the last bytes of the area and whose body
+	 * continues at offset 0, with no padding between. */
+	uint64_t at = view_head(&v);
+	make_record(rec, PECS_RECORD_SAMPLE, 48, seq++);
+	assert_int_equal(ref_ring_write(r, rec, 48), 0);
+	assert_int_equal(view_head(&v), at + 48);
+	assert_true((at & (v.size - 1)) + 8 <= v.size); /* the header did not straddle */
+	assert_memory_equal(v.data + (at & (v.size - 1)), rec, v.size - (at & (v.size - 1)));
+	assert_memory_equal(v.data, rec + (v.size - (at & (v.size - 1))),
+			    48 - (v.size - (at & (v.size - 1))));
+	view_copy(&v, at, back, 48);
+	assert_memory_equal(back, rec, 48);
+	/* The next record starts right after, in the second lap. */
+	view_set_tail(&v, view_head(&v));
+	make_record(rec, PECS_RECORD_SAMPLE, 16, seq++);
+	assert_int_equal(ref_ring_write(r, rec, 16), 0);
+	assert_memory_equal(v.data + ((at + 48) & (v.size - 1)), rec, 16);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+}
+
+static void test_head_beyond_2_32(void **state)
+{
+	const size_t len = 65528; /* the largest record a u16 size allows */
+	struct ref_ring *r;
+	struct view v;
+	uint8_t *rec = malloc(len), *back = malloc(len);
+	uint64_t seq = 0, at = 0;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 1 + 32, 4096, 0), 0);
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	make_record(rec, PECS_RECORD_SAMPLE, len, 0);
+	while (view_head(&v) <= (1ull << 32) + 3 * len) {
+		at = view_head(&v);
+		/* Only the sequence word changes; the pattern is checked on the last one. */
+		memcpy(rec + 8, &seq, 8);
+		seq++;
+		assert_int_equal(ref_ring_write(r, rec, len), 0);
+		view_set_tail(&v, view_head(&v));
+	}
+	assert_int_equal(view_head(&v), seq * len);
+	assert_true(view_head(&v) > (1ull << 32));
+	assert_int_equal(ref_ring_lost(r), 0);
+	view_copy(&v, at, back, len);
+	assert_memory_equal(back, rec, len);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+	free(rec);
+	free(back);
+}
+
+static void test_writable_fills_to_size_minus_8(void **state)
+{
+	static const size_t sizes[] = { 8, 16, 24, 40 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct ref_ring *r;
+		struct view v;
+		uint8_t rec[64];
+		uint64_t n = 0;
+
+		assert_int_equal(ref_ring_create(&r, 2, 4096, 0), 0);
+		v = map_view(r, PROT_READ | PROT_WRITE);
+		make_record(rec, PECS_RECORD_SAMPLE, sizes[i], 0);
+		while (ref_ring_write(r, rec, sizes[i]) == 0)
+			n++;
+		/* CIRC_SPACE keeps one byte back: records fit while they end at or before
+		 * data_size - 1, so at most data_size - 8 bytes are ever in use. */
+		assert_int_equal(n, (4096 - 1) / sizes[i]);
+		assert_int_equal(view_head(&v), n * sizes[i]);
+		assert_true(view_head(&v) <= 4096 - 8);
+		assert_int_equal(ref_ring_lost(r), 1);
+		assert_int_equal(ref_ring_write(r, rec, sizes[i]), -ENOSPC);
+		assert_int_equal(ref_ring_lost(r), 2);
+		assert_int_equal(ref_ring_pending_lost(r), 2);
+		/* Nothing moved while lost. */
+		assert_int_equal(view_head(&v), n * sizes[i]);
+		ref_ring_unmap(r, v.base);
+		ref_ring_destroy(r);
+	}
+}
+
+struct lost_ctx {
+	struct ref_record_desc desc;
+	const void *last_cookie;
+	int calls;
+};
+
+static ssize_t encode_lost(void *arg, const void *cookie, uint64_t lost, void *out, size_t cap)
+{
+	struct lost_ctx *c = arg;
+
+	c->calls++;
+	c->last_cookie = cookie;
+	return ref_record_encode_lost(&c->desc, lost, cookie, out, cap);
+}
+
+static void test_lost_record_once_space_frees(void **state)
+{
+	struct lost_ctx lc = {
+		.desc = { .size = sizeof(struct ref_record_desc),
+			  .sample_type = PECS_SAMPLE_TID | PECS_SAMPLE_TIME | PECS_SAMPLE_ID,
+			  .sample_id_all = 1, .id = 4242, .stream_id = 4242 },
+	};
+	struct pecs_sample next = { .size = sizeof(next), .pid = 10, .tid = 11, .time = 999 };
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[64], back[64];
+	uint64_t full;
+	int calls;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 0), 0);
+	ref_ring_set_lost_fn(r, encode_lost, &lc);
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	make_record(rec, PECS_RECORD_SAMPLE, 32, 1);
+	while (ref_ring_write(r, rec, 32) == 0)
+		;
+	assert_int_equal(ref_ring_write(r, rec, 32), -ENOSPC);
+	assert_int_equal(ref_ring_write(r, rec, 32), -ENOSPC);
+	assert_int_equal(ref_ring_lost(r), 3);
+	full = view_head(&v);
+	/* Room for the record but not for LOST (48 with its trailer) in front of it:
+	 * both wait, and this one is lost too. */
+	view_set_tail(&v, 32); /* 63 bytes free: 32 would fit, 48 + 32 do not */
+	assert_int_equal(ref_ring_write_with(r, rec, 32, &next), -ENOSPC);
+	assert_int_equal(ref_ring_lost(r), 4);
+	assert_int_equal(view_head(&v), full);
+	/* Now it fits: LOST {id, 4} with the trailer of the record that found space. */
+	view_set_tail(&v, full);
+	make_record(rec, PECS_RECORD_SAMPLE, 32, 2);
+	assert_int_equal(ref_ring_write_with(r, rec, 32, &next), 0);
+	assert_ptr_equal(lc.last_cookie, &next);
+	assert_int_equal(view_head(&v), full + 48 + 32);
+	view_copy(&v, full, back, 48);
+	assert_int_equal(rd32(back, 0), PECS_RECORD_LOST);
+	assert_int_equal(rd32(back, 4), 48u << 16); /* misc 0, size 48 */
+	assert_int_equal(rd64(back, 8), 4242);
+	assert_int_equal(rd64(back, 16), 4);
+	assert_int_equal(rd64(back, 24), 10 | 11ull << 32);
+	assert_int_equal(rd64(back, 32), 999);
+	assert_int_equal(rd64(back, 40), 4242);
+	view_copy(&v, full + 48, back, 32);
+	assert_memory_equal(back, rec, 32);
+	/* Reported once: the total stays for read(), nothing is pending. */
+	assert_int_equal(ref_ring_lost(r), 4);
+	assert_int_equal(ref_ring_pending_lost(r), 0);
+	view_set_tail(&v, view_head(&v));
+	calls = lc.calls;
+	assert_int_equal(ref_ring_write(r, rec, 32), 0);
+	assert_int_equal(lc.calls, calls);
+	assert_int_equal(view_head(&v), full + 48 + 32 + 32);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+}
+
+static void test_lost_without_encoder(void **state)
+{
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[16];
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 0), 0);
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	ref_ring_set_paused(r, 1);
+	make_record(rec, PECS_RECORD_SAMPLE, 16, 1);
+	assert_int_equal(ref_ring_write(r, rec, 16), -ENOSPC);
+	assert_int_equal(ref_ring_lost(r), 1);
+	assert_int_equal(view_head(&v), 0);
+	ref_ring_set_paused(r, 0);
+	assert_int_equal(ref_ring_write(r, rec, 16), 0);
+	assert_int_equal(view_head(&v), 24 + 16);
+	assert_int_equal(rd64(v.data, 0), PECS_RECORD_LOST | 24ull << 48);
+	assert_int_equal(rd64(v.data, 8), 0);
+	assert_int_equal(rd64(v.data, 16), 1);
+	assert_memory_equal(v.data + 24, rec, 16);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+}
+
+static void test_overwrite_ignores_tail(void **state)
+{
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[24], back[24];
+	uint64_t i;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 1), 0);
+	v = map_view(r, PROT_READ);
+	for (i = 0; i < 1000; i++) {
+		make_record(rec, PECS_RECORD_SAMPLE, 24, i);
+		assert_int_equal(ref_ring_write(r, rec, 24), 0);
+	}
+	assert_int_equal(view_head(&v), 24000);
+	assert_int_equal(ref_ring_lost(r), 0);
+	view_copy(&v, 24000 - 24, back, 24);
+	assert_memory_equal(back, rec, 24);
+	/* The oldest bytes are gone: offset 0 holds a later lap. */
+	assert_int_not_equal(rd64(v.data, 8), 0);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+}
+
+static void test_one_page_mapping(void **state)
+{
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[16];
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 1, 0, 0), 0);
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	assert_int_equal(v.size, 0);
+	assert_int_equal(rd64(v.base, OFF_DATA_OFFSET), page);
+	make_record(rec, PECS_RECORD_SAMPLE, 16, 1);
+	assert_int_equal(ref_ring_write(r, rec, 16), -ENODATA);
+	/* Resuming cannot give it pages: still dropped, never counted. */
+	ref_ring_set_paused(r, 0);
+	assert_int_equal(ref_ring_write(r, rec, 16), -ENODATA);
+	assert_int_equal(ref_ring_lost(r), 0);
+	assert_int_equal(view_head(&v), 0);
+	assert_int_equal(ref_ring_poll(r), 0);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+}
+
+static void test_backward(void **state)
+{
+	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+				   .overwrite = 1, .backward = 1 };
+	struct ref_ring *r;
+	struct view v;
+	uint8_t rec[40], back[40];
+	uint64_t i;
+
+	(void)state;
+	assert_int_equal(ref_ring_create_opts(&r, &o), 0);
+	v = map_view(r, PROT_READ);
+	make_record(rec, PECS_RECORD_SAMPLE, 24, 0);
+	assert_int_equal(ref_ring_write(r, rec, 24), 0);
+	/* data_head counts down from 0: the newest record starts at the head. */
+	assert_int_equal(view_head(&v), (uint64_t)0 - 24);
+	assert_memory_equal(v.data + 4096 - 24, rec, 24);
+	for (i = 1; i < 300; i++) {
+		make_record(rec, PECS_RECORD_SAMPLE, 40, i);
+		assert_int_equal(ref_ring_write(r, rec, 40), 0);
+	}
+	assert_int_equal(view_head(&v), (uint64_t)0 - 24 - 299 * 40);
+	view_copy(&v, view_head(&v), back, 40);
+	assert_memory_equal(back, rec, 40);
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+
+	/* Writable and backward: the same one-byte-back rule, mirrored. */
+	o.overwrite = 0;
+	assert_int_equal(ref_ring_create_opts(&r, &o), 0);
+	make_record(rec, PECS_RECORD_SAMPLE, 8, 0);
+	for (i = 0; ref_ring_write(r, rec, 8) == 0; i++)
+		;
+	assert_int_equal(i, 511);
+	assert_int_equal(ref_ring_head(r), (uint64_t)0 - 4088);
+	assert_int_equal(ref_ring_lost(r), 1);
+	ref_ring_destroy(r);
+}
+
+static int wakeups;
+
+static void count_wakeup(void *arg)
+{
+	(void)arg;
+	wakeups++;
+}
+
+static void test_watermark_wakeup(void **state)
+{
+	struct ref_ring *r;
+	uint8_t rec[512];
+	int i;
+
+	(void)state;
+	wakeups = 0;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 1), 0);
+	ref_ring_set_wakeup_fn(r, count_wakeup, NULL);
+	make_record(rec, PECS_RECORD_SAMPLE, 512, 0);
+	/* Default watermark: half the data area; a wakeup once the head passes it. */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ref_ring_write(r, rec, 512), 0);
+	assert_false(ref_ring_readable(r));
+	assert_int_equal(ref_ring_poll(r), 0);
+	assert_int_equal(ref_ring_write(r, rec, 512), 0);
+	assert_true(ref_ring_readable(r));
+	assert_int_equal(wakeups, 1);
+	assert_int_equal(ref_ring_poll(r), EPOLLIN | EPOLLRDNORM);
+	/* Once per wakeup. */
+	assert_int_equal(ref_ring_poll(r), 0);
+	assert_false(ref_ring_readable(r));
+	ref_ring_destroy(r);
+
+	/* attr.watermark with wakeup_watermark 1000 bytes. */
+	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+				   .overwrite = 1, .watermark = 1, .wakeup_watermark = 1000,
+				   .wakeup_events = 1 /* ignored with watermark */ };
+	assert_int_equal(ref_ring_create_opts(&r, &o), 0);
+	make_record(rec, PECS_RECORD_SAMPLE, 496, 0);
+	assert_int_equal(ref_ring_write(r, rec, 496), 0);
+	assert_int_equal(ref_ring_write(r, rec, 496), 0);
+	assert_int_equal(ref_ring_poll(r), 0); /* 992 */
+	assert_int_equal(ref_ring_write(r, rec, 496), 0);
+	assert_int_equal(ref_ring_poll(r), EPOLLIN | EPOLLRDNORM); /* 1488 */
+	ref_ring_destroy(r);
+}
+
+static void test_wakeup_events(void **state)
+{
+	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+				   .overwrite = 1, .wakeup_events = 3 };
+	struct ref_ring *r;
+	uint8_t rec[24];
+	int i;
+
+	(void)state;
+	assert_int_equal(ref_ring_create_opts(&r, &o), 0);
+	for (i = 0; i < 2; i++) {
+		make_record(rec, PECS_RECORD_SAMPLE, 24, (uint64_t)i);
+		ref_ring_write(r, rec, 24);
+	}
+	/* Non-sample records do not count towards wakeup_events. */
+	make_record(rec, PECS_RECORD_COMM, 24, 0);
+	ref_ring_write(r, rec, 24);
+	assert_int_equal(ref_ring_poll(r), 0);
+	make_record(rec, PECS_RECORD_SAMPLE, 24, 2);
+	ref_ring_write(r, rec, 24);
+	assert_int_equal(ref_ring_poll(r), EPOLLIN | EPOLLRDNORM);
+	for (i = 0; i < 2; i++)
+		ref_ring_write(r, rec, 24);
+	assert_int_equal(ref_ring_poll(r), 0);
+	ref_ring_write(r, rec, 24);
+	assert_int_equal(ref_ring_poll(r), EPOLLIN | EPOLLRDNORM);
+	ref_ring_destroy(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metadata_page),
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_mappings_share_memory),
+		cmocka_unit_test(test_wrap_at_exact_offsets),
+		cmocka_unit_test(test_head_beyond_2_32),
+		cmocka_unit_test(test_writable_fills_to_size_minus_8),
+		cmocka_unit_test(test_lost_record_once_space_frees),
+		cmocka_unit_test(test_lost_without_encoder),
+		cmocka_unit_test(test_overwrite_ignores_tail),
+		cmocka_unit_test(test_one_page_mapping),
+		cmocka_unit_test(test_backward),
+		cmocka_unit_test(test_watermark_wakeup),
+		cmocka_unit_test(test_wakeup_events),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
