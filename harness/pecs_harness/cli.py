@@ -161,6 +161,9 @@ def cmd_run(args):
         all_ids.update(ids)
         run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
         run.want_expectations = impl.expectations
+        # The runner's own --list is the whole suite it holds: gate now, so the line with
+        # its counts appears as each implementation finishes.
+        _gate(run, set(ids) | set(r["id"] for r in run.results), progress)
         runs.append(run)
     return _finish(args, runs, all_ids, progress)
 
@@ -196,13 +199,8 @@ def _finish(args, runs, all_ids, progress):
     for run in runs:
         all_ids.update(r["id"] for r in run.results)
     for run in runs:
-        try:
-            run.gate(run.want_expectations, all_ids)
-        except ExpectationsError as e:
-            run.error = str(e)
-            run.gate(None, all_ids)
-        progress.say("  %-24s %s%s" % (run.label, _counts_line(run.counts),
-                                       "" if run.ok else "  <- FAIL"))
+        if not getattr(run, "gated", False):
+            _gate(run, all_ids, progress)
     path, catalogue = _catalogue(args)
     summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
                           if path.startswith(args.root) else path)
@@ -211,10 +209,21 @@ def _finish(args, runs, all_ids, progress):
     return 0 if summary["ok"] else 1
 
 
+def _gate(run, all_ids, progress):
+    try:
+        run.gate(run.want_expectations, all_ids)
+    except ExpectationsError as e:
+        run.error = str(e)
+        run.gate(None, all_ids)
+    run.gated = True
+    progress.say("  %s: %s: %s" % (run.label, _counts_line(run.counts),
+                                   "ok" if run.ok else "FAIL"))
+
+
 def _counts_line(c):
-    return ", ".join("%d %s" % (c[k], k) for k in ("passed", "failed", "xfail", "xpass",
-                                                   "unsupported", "env_skipped", "broken",
-                                                   "crashed", "stale"))
+    parts = ["%d %s" % (c[k], k) for k in ("passed", "failed", "xfail", "xpass", "unsupported",
+                                           "env_skipped", "broken", "crashed", "stale") if c[k]]
+    return ", ".join(parts) or "no cases"
 
 
 def write_reports(summary, out):

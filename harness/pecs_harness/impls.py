@@ -105,14 +105,16 @@ def parse(spec, loc):
         label, path = _label_value(arg, _plugin_label)
         if not path:
             raise SpecError("plugin: needs a path: plugin:[LABEL=]PATH.so")
-        runner = loc.runner("plugin", "conformance/adapters/pecs-plugin", "conformance/pecs-plugin")
+        runner = loc.runner("plugin", "conformance/adapters/plugin/pecs-plugin",
+                             "conformance/adapters/pecs-plugin", "conformance/pecs-plugin")
         return Impl(label, "plugin", [runner, "--plugin", os.path.abspath(path)],
                     source="plugin " + path)
     if kind == "pipe":
         label, cmd = _label_value(arg, lambda c: os.path.basename(shlex.split(c)[0]) if c.strip() else "")
         if not cmd.strip():
             raise SpecError("pipe: needs a command: pipe:[LABEL=]COMMAND")
-        runner = loc.runner("pipe", "conformance/adapters/pecs-pipe", "conformance/pecs-pipe")
+        runner = loc.runner("pipe", "conformance/adapters/pipe/pecs-pipe",
+                             "conformance/adapters/pecs-pipe", "conformance/pecs-pipe")
         return Impl(label, "pipe", [runner], env={"PECS_TESTEE": cmd}, source="pipe testee " + cmd)
     if kind == "import":
         label, files = _label_value(arg, lambda a: "")
