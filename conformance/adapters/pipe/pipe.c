@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -621,13 +622,17 @@ static int parse_hello(const struct response *r)
 	return 0;
 }
 
-static void fail_setup(const char *fmt, const char *detail) __attribute__((noreturn));
+static void fail_setup(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-static void fail_setup(const char *fmt, const char *detail)
+/* The run cannot start: say why and exit 2, the runners' status for a setup error. */
+static void fail_setup(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "pecs-pipe: ");
-	fprintf(stderr, fmt, detail);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	exit(2);
 }
 
@@ -637,7 +642,7 @@ const struct pecs_impl *pecs_adapter(void)
 		return &pipe_impl;
 	command = getenv("PECS_TESTEE");
 	if (!command || !*command)
-		fail_setup("no testee: set PECS_TESTEE to the command that starts it%s", "");
+		fail_setup("no testee: set PECS_TESTEE to the command that starts it");
 	const char *t = getenv("PECS_PIPE_TIMEOUT_MS");
 	if (t && atoi(t) > 0)
 		timeout_ms = atoi(t);
