@@ -197,6 +197,9 @@ def rec_profiler_unknown(subtype, nwords):
     return words(h) + b"\x11" * 8 * (nwords - 1)
 
 
+NO_KOID = (1 << 64) - 1
+
+
 class Outcome:
     """Bytes of a stream plus what an engine must make of them, built side by side."""
 
@@ -205,6 +208,7 @@ class Outcome:
         self.koids = dict(koids)
         self.samples = []
         self.dropped = 0
+        self.warnings = 0
         self.error = None
 
     def _map(self, koid):
@@ -248,7 +252,11 @@ class Fxt(Outcome):
 
     def bt(self, ticks, ips, pkoid=0, tkoid=0, tref=0):
         if tref:
-            pkoid, tkoid = self.threads[tref]
+            # An undefined index resolves to koids that map to nothing (Fuchsia's
+            # resolver warns and uses u64::MAX).
+            pkoid, tkoid = self.threads.get(tref, (NO_KOID, NO_KOID))
+            if tref not in self.threads:
+                self.warnings += 1
         self.expect_sample(pkoid, tkoid, ticks * 10 ** 9 // self.tps, ips)
         return self.add(rec_backtrace(ticks, ips, pkoid, tkoid, tref))
 
@@ -345,6 +353,7 @@ def _emit(group, comment, flags, out, fmt, sample_type, period, result=None):
             "error": out.error,
         },
         "x_dropped_unmapped": out.dropped,
+        "x_warnings": out.warnings,
     }
     group.add(comment, flags, result, **test)
 
@@ -401,6 +410,20 @@ def _fxt_valid(vf):
         .add(rec_kobj(2, 2002, str_ref_inline("inline name"), b"inline name"))
         .add(rec_kobj(2, 2003, 0))
         .bt(7, [0x401000], 1001, 1002))
+    out = Fxt(M).add(rec_kobj(1, 1001, 9))
+    out.warnings += 1
+    add("kernel object naming string index 9, never defined: a warning, not an error "
+        "(Fuchsia resolves it to a placeholder)", ["Tables"], out.bt(1, [0x401000], 1001, 1002))
+    out = Fxt(M).add(rec_string(0, "zero"))
+    out.warnings += 1
+    add("string record for index 0: ignored with a warning", ["Tables"],
+        out.bt(1, [0x401000], 1001, 1002))
+    out = Fxt(M).bt(1, [0x401000], 1001, 1002).bt(2, [0x401000], tref=4)
+    add("backtrace by undefined thread ref 4: koids resolve to nothing, the sample is "
+        "dropped as unmapped", ["Tables", "KoidMap"], out)
+    out = Fxt(M).add(rec_mmap(1, 5, 1, 2, 3, tref=9))
+    out.warnings += 1
+    add("mmap by undefined thread ref: a warning", ["Tables"], out.bt(1, [0x401000], 1001, 1002))
     add("provider info, section and event metadata before samples",
         ["Framing", "Skipped"],
         Fxt(M).add(rec_provider_info(7, "cpu_profiler")).add(rec_provider_section(7))
@@ -455,9 +478,26 @@ def _fxt_koid(vf):
     out = Fxt({1001: 42}).bt(1, [0x401000], 1001, 1002).bt(2, [0x401000], 1001, 1001)
     _emit(g, "process koid mapped but thread koid not: dropped", ["KoidMap"], out, "fxt",
           ST_FUCHSIA, PERIOD)
+    bid = bytes.fromhex("68920bd06a8149b58004cea8a0dd260b05e87d57")
+    module = rec_module(99, "test_module.so", bid, 5000, 123, 0)
+    assert struct.unpack("<Q", module[:8])[0] == (20 << 52 | 14 << 44 | 99 << 28 | 9 << 4 | 10)
+    mapping = rec_mmap(101, 1, 0x1000, 0x2000, 0x3000, 6000, 456, 0)
+    assert struct.unpack("<Q", mapping[:8])[0] == (1 << 44 | 101 << 28 | 1 << 16 | 7 << 4 | 10)
+    out = Fxt().add(module).add(mapping).bt(7000, [0x402a964b1499, 0x4ae0293b], 789, 987)
+    _emit(g, "Fuchsia fxt parser's module (id 99, test_module.so, 20-byte build id), mapping "
+          "(id 101, flags 1) and backtrace examples in one stream", ["WorkedExample", "InlineRefs"],
+          out, "fxt", ST_FUCHSIA, PERIOD)
     out = Fxt().bt(1, [0x401000], 7, 8).bt(2, [0x401000], 1 << 32, 9).bt(3, [0x401000], 10, 11)
     _emit(g, "no koid map: koids are Linux ids; a koid past 32 bits cannot be one and is dropped",
           ["KoidMap"], out, "fxt", ST_FUCHSIA, PERIOD)
+
+
+def _grow(rec):
+    """The record with one more zero word, its header's size raised to match."""
+    h = struct.unpack("<Q", rec[:8])[0]
+    n = (h >> 4) & 0xfff
+    h = (h & ~(0xfff << 4)) | bits(n + 1, 4, 15)
+    return u64(h) + rec[8:] + b"\0" * 8
 
 
 def _fxt_malformed(vf):
@@ -485,15 +525,12 @@ def _fxt_malformed(vf):
     add("large record cut short", ok().bad("TRUNCATED", rec_large(40)[:100]), ["Truncated"])
     add("init record of 3 words", ok().bad("FXT_BAD_INIT", rec_init(1000, nwords=3)))
     add("init record with 0 ticks per second", ok().bad("FXT_BAD_INIT", rec_init(0)))
-    add("string record with index 0", ok().bad("FXT_BAD_STRING", rec_string(0, "zero")))
     add("string length past the record's size",
         ok().bad("FXT_BAD_STRING", rec_string(1, "abcdefghij", nwords=2)))
     add("thread record with index 0", ok().bad("FXT_BAD_THREAD", rec_thread(0, 1001, 1002)))
     add("thread record of 2 words", ok().bad("FXT_BAD_THREAD", rec_thread(1, 1001, 1002, nwords=2)))
     add("kernel object with inline name past the record",
         ok().bad("FXT_BAD_STRING_REF", rec_kobj(1, 1001, 0x8000 | 20, b"short", nwords=3)))
-    add("kernel object naming undefined string index 9",
-        ok().bad("FXT_BAD_STRING_REF", rec_kobj(1, 1001, 9)))
     add("kernel object record of 1 word", ok().bad("FXT_BAD_KERNEL_OBJECT", words(header(7, 1))))
     add("backtrace counting 3 frames with 2 present",
         ok().bad("FXT_BAD_BACKTRACE", rec_backtrace(2, [1, 2], 1001, 1002, nr=3)))
@@ -501,13 +538,14 @@ def _fxt_malformed(vf):
         ok().bad("FXT_BAD_BACKTRACE", rec_backtrace(2, [1, 2], 1001, 1002, nr=1)))
     add("backtrace with inline koids but only a timestamp",
         ok().bad("FXT_BAD_BACKTRACE", rec_backtrace(2, [], tref=0, nwords=2)))
-    add("backtrace by undefined thread ref 4",
-        ok().bad("FXT_BAD_THREAD_REF", rec_backtrace(2, [0x401000], tref=4)))
     add("module record whose name length runs past the record",
         ok().bad("FXT_BAD_MODULE", rec_module(1, "lib.so", b"\x01", 1, 1001, 1002, name_len=40)))
     add("mmap record missing its vaddr word",
         ok().bad("FXT_BAD_MMAP", rec_mmap(1, 5, 0x1000, 0x1000, 0, 1, 1001, 1002, nwords=6)))
-    add("mmap by undefined thread ref", ok().bad("FXT_BAD_THREAD_REF", rec_mmap(1, 5, 1, 2, 3, tref=9)))
+    add("module record one word longer than its name and build id",
+        ok().bad("FXT_BAD_MODULE", _grow(rec_module(1, "lib.so", b"\x01", 1, 1001, 1002))))
+    add("mmap record with a word after vaddr",
+        ok().bad("FXT_BAD_MMAP", _grow(rec_mmap(1, 5, 0x1000, 0x1000, 0, 1, 1001, 1002))))
     add("provider info whose name runs past the record",
         ok().bad("FXT_BAD_METADATA", rec_provider_info(1, "provider-name", nwords=2)))
     add("a later trace-info magic record with a wrong value",

@@ -135,8 +135,13 @@ static int read_str(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, 
 		*pos += w;
 		return 0;
 	}
-	if (!r->strings[ref].defined)
-		return fail(r, REF_FXT_E_BAD_STRING_REF);
+	if (!r->strings[ref].defined) {
+		/* Fuchsia's parser warns (UnknownStringId) and goes on with a placeholder. */
+		r->stats.warnings++;
+		*text = "";
+		*len = 0;
+		return 0;
+	}
 	*text = r->strings[ref].has_text ? r->arena + r->strings[ref].off : "";
 	*len = r->strings[ref].has_text ? r->strings[ref].len : 0;
 	return 0;
@@ -188,8 +193,14 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	uint16_t len = ref_fxt_field(h, 32, 46);
 	struct string_slot *s = &r->strings[index];
 
-	if (index == 0 || 1 + (size_t)(len + 7) / 8 > words)
+	if (1 + (size_t)(len + 7) / 8 > words)
 		return fail(r, REF_FXT_E_BAD_STRING);
+	if (index == 0) {
+		/* Index 0 is the empty string and cannot be defined: Fuchsia warns and
+		 * ignores the record (RecordForZeroStringId). */
+		r->stats.warnings++;
+		return 0;
+	}
 	s->defined = 1;
 	s->len = len;
 	s->has_text = r->arena_used + len <= ARENA_CAP;
@@ -239,8 +250,12 @@ static int read_who(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, 
 		    enum ref_stream_errc short_code)
 {
 	if (thread_ref) {
-		if (!r->threads[thread_ref].defined)
-			return fail(r, REF_FXT_E_BAD_THREAD_REF);
+		if (!r->threads[thread_ref].defined) {
+			/* As Fuchsia's resolver: a warning and koids that map to nothing. */
+			r->stats.warnings++;
+			*pkoid = *tkoid = UINT64_MAX;
+			return 0;
+		}
 		*pkoid = r->threads[thread_ref].pkoid;
 		*tkoid = r->threads[thread_ref].tkoid;
 		return 0;
@@ -310,7 +325,8 @@ static int do_module(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		       REF_FXT_E_BAD_MODULE);
 	if (ret)
 		return ret;
-	if (pos + (name_len + 7) / 8 + (id_len + 7) / 8 > words)
+	/* Exactly the payload, as Fuchsia's parser requires (all_consuming). */
+	if (pos + (name_len + 7) / 8 + (id_len + 7) / 8 != words)
 		return fail(r, REF_FXT_E_BAD_MODULE);
 	if (r->have_observer && r->observer.module)
 		r->observer.module(r->target.observer_ctx, pkoid, ref_fxt_field(h, 28, 43),
@@ -332,7 +348,7 @@ static int do_mmap(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		       REF_FXT_E_BAD_MMAP);
 	if (ret)
 		return ret;
-	if (pos + 3 > words)
+	if (pos + 3 != words)
 		return fail(r, REF_FXT_E_BAD_MMAP);
 	if (r->have_observer && r->observer.mmap)
 		r->observer.mmap(r->target.observer_ctx, pkoid, ref_fxt_field(h, 28, 43),

@@ -34,7 +34,6 @@ const char *ref_stream_errc_name(enum ref_stream_errc code)
 	case REF_FXT_E_BAD_STRING: return "FXT_BAD_STRING";
 	case REF_FXT_E_BAD_THREAD: return "FXT_BAD_THREAD";
 	case REF_FXT_E_BAD_STRING_REF: return "FXT_BAD_STRING_REF";
-	case REF_FXT_E_BAD_THREAD_REF: return "FXT_BAD_THREAD_REF";
 	case REF_FXT_E_BAD_KERNEL_OBJECT: return "FXT_BAD_KERNEL_OBJECT";
 	case REF_FXT_E_BAD_BACKTRACE: return "FXT_BAD_BACKTRACE";
 	case REF_FXT_E_BAD_MODULE: return "FXT_BAD_MODULE";

@@ -229,6 +229,37 @@ static void test_fxt_unmapped_and_sticky(void **state)
 	assert_string_equal(ref_stream_errc_name(e.code), "FXT_ZERO_SIZE");
 }
 
+/* Fuchsia's parser warns on these and goes on; so does pecs, counting them. */
+static void test_fxt_warnings_not_errors(void **state)
+{
+	uint8_t b[256];
+	struct seen z = { 0 };
+	struct ref_stream_target t = target(&z, 0);
+	struct ref_fxt_reader *r;
+	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_fxt_str undefined = { NULL, 0, 77 };
+	struct ref_fxt_who by_undefined_ref = { 9, 0, 0 }, inl = { 0, 5, 6 };
+	const uint64_t ip = 0x1234;
+	size_t n = 0;
+
+	(void)state;
+	n += ref_fxt_write_magic(b + n, sizeof(b) - n);
+	n += ref_fxt_write_kernel_object(b + n, sizeof(b) - n, 1, 5, &undefined);
+	n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &by_undefined_ref, 1, &ip, 1);
+	n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &inl, 2, &ip, 1);
+	assert_int_equal(ref_fxt_reader_new(&r, &t), 0);
+	assert_int_equal(ref_fxt_reader_feed(r, b, n), 0);
+	assert_int_equal(ref_fxt_reader_finish(r), 0);
+	ref_fxt_reader_stats(r, &st);
+	ref_fxt_reader_free(r);
+	assert_int_equal(st.warnings, 2);
+	assert_int_equal(st.dropped_unmapped, 1); /* u64::MAX koids are no Linux id */
+	assert_int_equal(z.n, 1);
+	assert_int_equal(z.s[0].pid, 5);
+	assert_int_equal(z.nr_kobj, 1);
+	assert_string_equal(z.kobj_names[0], "");
+}
+
 static void test_sink_error_propagates(void **state)
 {
 	char text[256];
@@ -371,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_fxt_writer_bytes),
 		cmocka_unit_test(test_fxt_round_trip),
 		cmocka_unit_test(test_fxt_unmapped_and_sticky),
+		cmocka_unit_test(test_fxt_warnings_not_errors),
 		cmocka_unit_test(test_sink_error_propagates),
 		cmocka_unit_test(test_markup_writer_text),
 		cmocka_unit_test(test_markup_round_trip_chunked),

@@ -52,14 +52,13 @@ enum ref_stream_errc {
 	REF_FXT_E_BAD_MAGIC,          /* trace-info magic record with a wrong value */
 	REF_FXT_E_BAD_METADATA,       /* metadata payload longer than its record */
 	REF_FXT_E_BAD_INIT,           /* init record not 2 words, or 0 ticks per second */
-	REF_FXT_E_BAD_STRING,         /* string index 0 or text past the record */
+	REF_FXT_E_BAD_STRING,         /* string text past the record */
 	REF_FXT_E_BAD_THREAD,         /* thread index 0 or record not 3 words */
-	REF_FXT_E_BAD_STRING_REF,     /* inline text past the record, or index never defined */
-	REF_FXT_E_BAD_THREAD_REF,     /* thread index never defined */
+	REF_FXT_E_BAD_STRING_REF,     /* inline string text past the record */
 	REF_FXT_E_BAD_KERNEL_OBJECT,  /* kernel object record too short */
 	REF_FXT_E_BAD_BACKTRACE,      /* backtrace size differs from its frame count */
-	REF_FXT_E_BAD_MODULE,         /* module record shorter than its name and build id */
-	REF_FXT_E_BAD_MMAP,           /* mmap record shorter than its fields */
+	REF_FXT_E_BAD_MODULE,         /* module size differs from its name and build id */
+	REF_FXT_E_BAD_MMAP,           /* mmap size differs from its fields */
 
 	REF_MARKUP_E_LINE_TOO_LONG = 200,
 	REF_MARKUP_E_BAD_LINE,        /* neither a number, markup, nor blank */
@@ -90,6 +89,9 @@ struct ref_stream_stats {
 	uint64_t skipped;          /* unknown records, subtypes or markup tags passed over */
 	uint64_t samples;          /* handed to the sink */
 	uint64_t dropped_unmapped; /* samples whose koid had no Linux id */
+	/* Tolerated oddities, as Fuchsia's parser warns rather than fails: a reference to
+	 * an undefined string or thread index, a string record for index 0. */
+	uint64_t warnings;
 };
 
 /* Largest backtrace either parser accepts: FXT's frame count is a u8. */
