@@ -413,8 +413,15 @@ static void test_live_kernel_record(void **state)
 	a.read_format = LIVE_FORMAT;
 	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-	if (fd < 0)
+	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+		/* PHYS_ADDR needs CAP_PERFMON, which a sandbox may have dropped. */
+		a.sample_type &= ~PECS_SAMPLE_PHYS_ADDR;
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	}
+	if (fd < 0) {
+		print_message("perf_event_open: %s\n", strerror(errno));
 		skip();
+	}
 	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(base != MAP_FAILED);
 	assert_int_equal(ioctl(fd, PECS_IOC_ID, &id), 0);
@@ -445,7 +452,7 @@ static void test_live_kernel_record(void **state)
 		struct ref_read_member m;
 		struct ref_read_values rv = { 0, 0, 1, &m };
 		struct pecs_sample s = { .size = sizeof(s) };
-		struct ref_record_desc d = base_desc(LIVE_TYPES);
+		struct ref_record_desc d = base_desc(a.sample_type);
 		uint64_t nr;
 
 		assert_int_equal(w[k++], id); /* IDENTIFIER */
@@ -479,7 +486,8 @@ static void test_live_kernel_record(void **state)
 		assert_int_equal(w[k++], 0);              /* WEIGHT */
 		assert_int_equal(w[k++], PECS_DATA_SRC_NA);
 		assert_int_equal(w[k++], 0);              /* TRANSACTION */
-		assert_int_equal(w[k++], 0);              /* PHYS_ADDR of addr 0 */
+		if (a.sample_type & PECS_SAMPLE_PHYS_ADDR)
+			assert_int_equal(w[k++], 0);      /* PHYS_ADDR of addr 0 */
 		d.cgroup = w[k++];
 		assert_int_equal(w[k++], 0);              /* DATA_PAGE_SIZE of addr 0 */
 		d.code_page_size = w[k++];
