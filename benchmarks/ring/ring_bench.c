@@ -1,0 +1,115 @@
+/* Throughput of ref_ring_write() against plain memcpy of the same bytes.
+ *
+ * For 64-byte and 1 KiB records, writes into a 1+64-page overwrite ring (no reader, so
+ * only the writer's cost shows) and copies the same records into a buffer of the same
+ * size at the same running offsets. Prints records/s, bytes/s and ring/memcpy ratio.
+ * Not a test: figures depend on the machine. Usage: ring_bench [seconds-per-run]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pecs/abi.h"
+#include "ref/ring/ring.h"
+
+#define DATA_PAGES 64
+#define PAGE 4096
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void make_record(uint8_t *rec, size_t len)
+{
+	uint32_t w0 = PECS_RECORD_SAMPLE, w1 = (uint32_t)len << 16;
+	size_t i;
+
+	memcpy(rec, &w0, 4);
+	memcpy(rec + 4, &w1, 4);
+	for (i = 8; i < len; i++)
+		rec[i] = (uint8_t)i;
+}
+
+/* Records per second over at least `secs`, checking the clock every 4096 writes. */
+static double bench_ring(size_t len, double secs)
+{
+	struct ref_ring *r;
+	uint8_t rec[1024];
+	uint64_t n = 0;
+	double t0, t;
+	int err = ref_ring_create(&r, 1 + DATA_PAGES, PAGE, 1);
+
+	if (err) {
+		fprintf(stderr, "ref_ring_create: %s\n", strerror(-err));
+		exit(1);
+	}
+	make_record(rec, len);
+	t0 = now();
+	do {
+		for (int i = 0; i < 4096; i++) {
+			if (ref_ring_write(r, rec, len)) {
+				fprintf(stderr, "ref_ring_write failed\n");
+				exit(1);
+			}
+		}
+		n += 4096;
+		t = now();
+	} while (t - t0 < secs);
+	ref_ring_destroy(r);
+	return (double)n / (t - t0);
+}
+
+/* The same bytes into a same-sized area, wrapping the same way, with plain memcpy. */
+static double bench_memcpy(size_t len, double secs)
+{
+	const size_t size = DATA_PAGES * PAGE;
+	uint8_t *area = aligned_alloc(PAGE, size), rec[1024];
+	uint64_t n = 0, pos = 0;
+	double t0, t;
+
+	memset(area, 0, size);
+	make_record(rec, len);
+	t0 = now();
+	do {
+		for (int i = 0; i < 4096; i++) {
+			size_t off = pos & (size - 1), first = size - off < len ? size - off : len;
+
+			memcpy(area + off, rec, first);
+			memcpy(area, rec + first, len - first);
+			pos += len;
+			__asm__ volatile("" : : "r"(area) : "memory");
+		}
+		n += 4096;
+		t = now();
+	} while (t - t0 < secs);
+	free(area);
+	return (double)n / (t - t0);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t lens[] = { 64, 1024 };
+	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+
+	if (secs <= 0)
+		secs = 1.0;
+	printf("%-8s %14s %14s %14s %14s %8s\n", "record", "ring rec/s", "ring MB/s",
+	       "memcpy rec/s", "memcpy MB/s", "ratio");
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		double rr = bench_ring(lens[i], secs);
+		double mr = bench_memcpy(lens[i], secs);
+
+		printf("%-8zu %14.0f %14.1f %14.0f %14.1f %8.2f\n", lens[i], rr,
+		       rr * (double)lens[i] / 1e6, mr, mr * (double)lens[i] / 1e6, rr / mr);
+	}
+	printf("ratio = ring throughput / memcpy throughput (1.00 = no overhead)\n");
+	return 0;
+}
