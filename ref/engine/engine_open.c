@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ref/engine/engine.h"
@@ -13,27 +12,6 @@
 
 #define FLAG_ALL (PECS_FLAG_FD_NO_GROUP | PECS_FLAG_FD_OUTPUT | PECS_FLAG_PID_CGROUP | \
 		  PECS_FLAG_FD_CLOEXEC)
-
-/* The target of pid: the calling thread for 0, else that task if it exists. */
-static int find_task(pid_t pid, pid_t *tid, int *same_process)
-{
-	char path[64];
-
-	if (pid == 0) {
-		*tid = (pid_t)syscall(SYS_gettid);
-		*same_process = 1;
-		return 0;
-	}
-	if (pid < 0)
-		return -ESRCH;
-	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)pid);
-	*same_process = access(path, F_OK) == 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!*same_process && access(path, F_OK))
-		return -ESRCH;
-	*tid = pid;
-	return 0;
-}
 
 /* perf_event_set_clock(): the clocks that are safe to read from any context. */
 static int clock_valid(int clockid)
@@ -52,7 +30,7 @@ static int clock_valid(int clockid)
 
 static int leader_gone(const struct ref_event *leader)
 {
-	return leader->pid != -1 && ref_task_exited(leader->tid);
+	return leader->pid != -1 && ref_task_exited(leader->tid, leader->same_process);
 }
 
 /* Checks that need only the attr, before any task or group is looked at. */
@@ -229,7 +207,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 			leader = NULL;
 	}
 	if (pid != -1 && !(flags & PECS_FLAG_PID_CGROUP)) {
-		err = find_task(pid, &tid, &same_process);
+		err = ref_task_find(pid, &tid, &same_process);
 		if (err)
 			return err;
 		has_task = 1;
@@ -243,7 +221,8 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
 		return -EINVAL;
 	if (has_task) {
-		err = ref_policy_allow_task(&e->policy, tid, same_process);
+		err = ref_policy_allow_task(&e->policy, ref_task_proc_id(tid, same_process),
+					    same_process);
 		if (err)
 			return err;
 	} else {

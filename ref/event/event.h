@@ -18,7 +18,7 @@ struct ref_event;
 struct ref_source {
 	int kind;       /* REF_SRC_* in event_source.c */
 	clockid_t clock;
-	pid_t tid;
+	pid_t tid;      /* as /proc names it, for the /proc sources */
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
 };
 
@@ -109,8 +109,14 @@ struct ref_defer {
 int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
 		    pid_t tid, int same_process, int for_time);
 uint64_t ref_source_read(struct ref_source *s);
+/* ---- tasks (event_task.c) ---- */
+/* pid 0: the calling thread; else that task (ESRCH if none). */
+int ref_task_find(pid_t pid, pid_t *tid, int *same_process);
 /* 1 when the target thread has exited (a task event's leader is then gone: ENODEV). */
-int ref_task_exited(pid_t tid);
+int ref_task_exited(pid_t tid, int same_process);
+/* The id /proc knows the task by, or -1 when /proc cannot show it. */
+pid_t ref_task_proc_id(pid_t tid, int same_process);
+clockid_t ref_thread_clock(pid_t tid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 struct ref_event *ref_event_lookup(struct ref_engine *e, int fd);

@@ -14,6 +14,7 @@ enum {
 	REF_SRC_ZERO,
 	REF_SRC_MONOTONIC,  /* cpu-wide events: the CPU is always there to count */
 	REF_SRC_THREAD_CLOCK, /* a thread of this process: its CPU-time clock */
+	REF_SRC_PROCESS_CLOCK, /* another process: its CPU-time clock (all its threads) */
 	REF_SRC_SCHEDSTAT,  /* a thread elsewhere: its runtime from /proc/<tid>/schedstat */
 	REF_SRC_MINFLT,
 	REF_SRC_MAJFLT,
@@ -21,13 +22,6 @@ enum {
 	REF_SRC_CSW,
 	REF_SRC_MIGRATIONS,
 };
-
-/* The clockid of one thread's CPU time (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); the
- * kernel accepts it for any thread of the caller's thread group. */
-static clockid_t thread_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid << 3) | 4 | 2);
-}
 
 static int read_file(const char *path, char *buf, size_t cap)
 {
@@ -105,15 +99,6 @@ static int sched_migrations(pid_t tid, uint64_t *out)
 	return 0;
 }
 
-int ref_task_exited(pid_t tid)
-{
-	char state;
-
-	if (stat_field(tid, 3, NULL, &state))
-		return 1;
-	return state == 'Z' || state == 'X';
-}
-
 static int source_sample(struct ref_source *s, uint64_t *v)
 {
 	struct timespec ts;
@@ -125,6 +110,7 @@ static int source_sample(struct ref_source *s, uint64_t *v)
 		return 0;
 	case REF_SRC_MONOTONIC:
 	case REF_SRC_THREAD_CLOCK:
+	case REF_SRC_PROCESS_CLOCK:
 		if (clock_gettime(s->kind == REF_SRC_MONOTONIC ? CLOCK_MONOTONIC : s->clock, &ts))
 			return -1;
 		*v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -169,14 +155,24 @@ uint64_t ref_source_read(struct ref_source *s)
 int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
 		    pid_t tid, int same_process, int for_time)
 {
-	int task_clock = same_process ? REF_SRC_THREAD_CLOCK : REF_SRC_SCHEDSTAT;
+	int task_clock = REF_SRC_THREAD_CLOCK;
 	/* Linux raises these from scheduler code with kernel registers, so an event that
 	 * excludes the kernel never sees one (measured: 0 with exclude_kernel=1). */
 	int sched_visible = !(a->flags & PECS_ATTR_EXCLUDE_KERNEL);
 
 	memset(s, 0, sizeof(*s));
-	s->tid = tid;
-	s->clock = thread_clock(tid);
+	s->clock = ref_thread_clock(tid);
+	s->tid = tid < 0 ? -1 : ref_task_proc_id(tid, same_process);
+	if (tid >= 0 && !same_process) {
+		/* Linux counts only the named thread; a process clock equals that for a
+		 * single-threaded process, /proc's schedstat is exact for any thread. */
+		task_clock = REF_SRC_SCHEDSTAT;
+		if (s->tid < 0) {
+			if (clock_getcpuclockid(tid, &s->clock))
+				return -ESRCH;
+			task_clock = REF_SRC_PROCESS_CLOCK;
+		}
+	}
 	if (tid < 0) {
 		/* cpu-wide: the only counters open for it are the clocks */
 		s->kind = (for_time || ref_kind_is_clock(kind)) ? REF_SRC_MONOTONIC : REF_SRC_ZERO;

@@ -85,7 +85,7 @@ int ref_policy_allow_task(const struct ref_policy *p, pid_t tid, int same_proces
 		return 0;
 	/* ptrace_may_access(PTRACE_MODE_READ_REALCREDS) for an unprivileged caller: every
 	 * uid of the target must be the caller's. */
-	if (task_uids(tid, uids))
+	if (tid < 0 || task_uids(tid, uids))
 		return -EACCES;
 	if (uids[0] != p->uid || uids[1] != p->uid || uids[2] != p->uid)
 		return -EACCES;

@@ -21,8 +21,9 @@ int ref_policy_allow_kernel(const struct ref_policy *p);
 /* cpu-wide events: paranoid > 0 without perfmon (perf_allow_cpu). */
 int ref_policy_allow_cpu(const struct ref_policy *p);
 /* Another process's task: perfmon, or ptrace-like ownership (perf_check_permission).
+ * proc_tid: the task as /proc names it (-1: unknown, refused unless privileged);
  * same_process: the target is a thread of the calling process. */
-int ref_policy_allow_task(const struct ref_policy *p, pid_t tid, int same_process);
+int ref_policy_allow_task(const struct ref_policy *p, pid_t proc_tid, int same_process);
 /* QUERY_BPF: perfmon only, EPERM otherwise. */
 int ref_policy_allow_query_bpf(const struct ref_policy *p);
 /* mmap beyond the mlock allowance: CAP_IPC_LOCK or paranoid -1. */

@@ -158,12 +158,13 @@ static void test_page_faults(void **state)
 	assert_true(p != MAP_FAILED);
 	for (int i = 0; i < 256; i++)
 		p[i * 4096] = 1;
-	rd(all, va);
+	/* read the parts first: faults between the reads only add to the total */
 	rd(mn, vn);
 	rd(mj, vj);
+	rd(all, va);
 	assert_true(va[0] >= 256);
 	assert_true(vn[0] >= 256);
-	assert_true(va[0] >= vn[0]);
+	assert_true(va[0] >= vn[0] + vj[0]);
 	assert_true(vj[0] < 256);
 	munmap(p, 256 * 4096);
 	ref_engine_close(E, mj);

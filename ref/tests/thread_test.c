@@ -1,0 +1,214 @@
+/* Concurrency: ioctls from one thread while another delivers samples and a third reads
+ * the ring lock-free; and the profiler hooks' calling rules. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "helpers.h"
+
+#define PG 4096
+#define N_SAMPLES 20000
+
+struct run {
+	struct ref_engine *e;
+	int fd;
+	void *map;
+	volatile int done;
+	uint64_t records;
+};
+
+static void *toggler(void *arg)
+{
+	struct run *r = arg;
+
+	for (int i = 0; !r->done; i++) {
+		ref_engine_ioctl(r->e, r->fd, (i & 1) ? PECS_IOC_DISABLE : PECS_IOC_ENABLE, 0);
+		if (!(i % 64)) {
+			uint64_t v[2];
+
+			assert_int_equal(ref_engine_read(r->e, r->fd, v, sizeof(v)), 16);
+		}
+	}
+	ref_engine_ioctl(r->e, r->fd, PECS_IOC_ENABLE, 0);
+	return NULL;
+}
+
+static void *injector(void *arg)
+{
+	struct run *r = arg;
+	uint64_t ips[3] = {1, 2, 3};
+	struct pecs_sample s = {.size = sizeof(s), .pid = 1, .tid = 1, .nr_ips = 3, .ips = ips};
+
+	for (int i = 0; i < N_SAMPLES; i++) {
+		/* the toggler may sit disabled for a whole time slice: re-enable now and then
+		 * so both states are exercised on every run */
+		if (!(i % 50))
+			ref_engine_ioctl(r->e, r->fd, PECS_IOC_ENABLE, 0);
+		ips[0] = (uint64_t)i;
+		assert_true(ref_engine_inject_sample(r->e, r->fd, &s) >= 0);
+	}
+	r->done = 1;
+	return NULL;
+}
+
+/* A libperf-style reader: acquire head, walk records, release tail. */
+static void *reader(void *arg)
+{
+	struct run *r = arg;
+	struct pecs_mmap_page *pg = r->map;
+	const char *data = (const char *)r->map + PG;
+	uint64_t size = pg->data_size, tail = 0;
+
+	for (;;) {
+		uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+		while (tail < head) {
+			struct pecs_record_header h;
+
+			/* headers never straddle the end: records are 8-byte multiples */
+			memcpy(&h, data + (tail & (size - 1)), sizeof(h));
+			assert_true(h.type == PECS_RECORD_SAMPLE || h.type == PECS_RECORD_LOST);
+			assert_true(h.size >= 8 && h.size % 8 == 0);
+			if (h.type == PECS_RECORD_SAMPLE)
+				r->records++;
+			tail += h.size;
+		}
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		sched_yield();
+		if (r->done && tail == __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return NULL;
+}
+
+static void test_toggle_while_injecting(void **state)
+{
+	struct ref_policy p = policy_root();
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 100000,
+					   PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CALLCHAIN);
+	struct run r = {0};
+	pthread_t t1, t2, t3;
+	uint64_t v[2];
+
+	(void)state;
+	a.read_format = PECS_FORMAT_LOST;
+	a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
+	r.e = engine_with(&p);
+	r.fd = ref_engine_open(r.e, &a, 0, -1, -1, 0);
+	assert_true(r.fd >= 0);
+	assert_int_equal(ref_engine_mmap(r.e, r.fd, 5 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &r.map), 0);
+	pthread_create(&t3, NULL, reader, &r);
+	pthread_create(&t1, NULL, toggler, &r);
+	pthread_create(&t2, NULL, injector, &r);
+	pthread_join(t2, NULL);
+	pthread_join(t1, NULL);
+	pthread_join(t3, NULL);
+	assert_int_equal(ref_engine_read(r.e, r.fd, v, sizeof(v)), 16);
+	/* every sample was written, lost, or dropped while disabled: never more */
+	assert_true(r.records + v[1] <= N_SAMPLES);
+	assert_true(r.records > 0);
+	ref_engine_free(r.e);
+}
+
+struct hooks {
+	int starts, stops, releases, delivered_in_stop;
+	struct ref_event *ev;
+};
+
+static int h_start(void *priv, struct ref_event *ev)
+{
+	struct hooks *h = priv;
+
+	h->starts++;
+	h->ev = ev;
+	return 0;
+}
+
+static void h_stop(void *priv, struct ref_event *ev)
+{
+	struct hooks *h = priv;
+	uint64_t ip = 0x42;
+	struct pecs_sample s = {.size = sizeof(s), .nr_ips = 1, .ips = &ip};
+
+	h->stops++;
+	/* a profiler drains what it buffered: the engine still takes it */
+	if (ref_event_deliver_sample(ev, &s) == 0)
+		h->delivered_in_stop++;
+}
+
+static void h_release(void *priv)
+{
+	((struct hooks *)priv)->releases++;
+}
+
+static void test_sampler_hooks(void **state)
+{
+	static const struct ref_sampler_ops ops = {sizeof(ops), h_start, h_stop, h_release};
+	struct ref_policy p = policy_root();
+	struct ref_engine *e = engine_with(&p);
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 250000, PECS_SAMPLE_IP);
+	struct hooks h = {0};
+	struct ref_event_info info = {.size = sizeof(info)};
+	void *m;
+	int fd, c;
+
+	(void)state;
+	a.flags |= PECS_ATTR_DISABLED;
+	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
+	assert_int_equal(ref_engine_mmap(e, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &ops, &h), 0);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &ops, &h), -EINVAL);
+	{
+		struct pecs_attr ca = attr_counting(PECS_SW_TASK_CLOCK);
+
+		c = ref_engine_open(e, &ca, 0, -1, -1, 0);
+		assert_int_equal(ref_engine_attach_sampler(e, c, &ops, &h), -EINVAL);
+		ref_engine_close(e, c);
+	}
+	assert_int_equal(h.starts, 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(h.starts, 1);
+	assert_int_equal(ref_event_get_info(h.ev, &info), 0);
+	assert_int_equal(info.period, 250000);
+	assert_int_equal(info.id, event_id(e, fd));
+	assert_int_equal(info.max_stack, 127);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(h.starts, 1);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	assert_int_equal(h.stops, 1);
+	assert_int_equal(h.delivered_in_stop, 1);
+	assert_int_equal(((struct pecs_mmap_page *)m)->data_head, 16);
+	/* after stop returns, the event is off: deliveries are dropped */
+	{
+		uint64_t ip = 1;
+		struct pecs_sample s = {.size = sizeof(s), .nr_ips = 1, .ips = &ip};
+
+		assert_int_equal(ref_event_deliver_sample(h.ev, &s), REF_DELIVER_OFF);
+	}
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(h.starts, 2);
+	/* close keeps the event while mapped; munmap releases it: stop, then release */
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	assert_int_equal(h.releases, 0);
+	assert_int_equal(ref_engine_munmap(e, m, 3 * PG), 0);
+	assert_int_equal(h.stops, 2);
+	assert_int_equal(h.releases, 1);
+	ref_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_toggle_while_injecting),
+		cmocka_unit_test(test_sampler_hooks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
