@@ -1,0 +1,124 @@
+/* Parsing throughput of the FXT and markup readers against memcpy of the same bytes in
+ * the same run, so the ratio means something across machines.
+ *
+ *   bazel run -c opt //benchmarks/stream:stream_bench [-- MB [CHUNK]]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pecs/stream/decoder.h"
+#include "pecs/stream/fxt_writer.h"
+#include "pecs/stream/markup_writer.h"
+
+static uint64_t samples_seen;
+
+static int count(void *ctx, const struct pecs_sample *s)
+{
+	(void)ctx;
+	samples_seen += s->nr_ips;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Samples of 1..32 frames over a few threads, like a profiler's output. */
+static size_t build(uint8_t *buf, size_t cap, enum pecs_stream_format fmt)
+{
+	uint64_t ips[32];
+	size_t n = 0;
+	ssize_t w;
+
+	if (fmt == PECS_STREAM_FXT)
+		n += ref_fxt_write_magic(buf, cap);
+	for (uint64_t i = 0;; i++) {
+		struct ref_fxt_who who = { 0, 1000 + i % 3, 2000 + i % 7 };
+		size_t nr = 1 + i % 32;
+
+		for (size_t k = 0; k < nr; k++)
+			ips[k] = 0x7f0000400000ull + i * 64 + k * 4096;
+		if (fmt == PECS_STREAM_FXT)
+			w = ref_fxt_write_backtrace(buf + n, cap - n, &who, i * 1000, ips, nr);
+		else
+			w = ref_markup_write_sample((char *)buf + n, cap - n, who.pkoid, who.tkoid,
+						    ips, nr);
+		if (w < 0)
+			return n;
+		n += w;
+	}
+}
+
+static double parse(const uint8_t *buf, size_t len, enum pecs_stream_format fmt, size_t chunk)
+{
+	struct ref_stream_target t = { .size = sizeof(t), .sink = count };
+	struct ref_stream_decoder *d;
+	double t0;
+
+	if (ref_stream_decoder_new(&d, fmt, &t))
+		abort();
+	t0 = now();
+	for (size_t off = 0; off < len; off += chunk)
+		if (ref_stream_decoder_feed(d, buf + off, len - off < chunk ? len - off : chunk))
+			abort();
+	if (ref_stream_decoder_finish(d))
+		abort();
+	t0 = now() - t0;
+	ref_stream_decoder_free(d);
+	return t0;
+}
+
+static double copy(uint8_t *dst, const uint8_t *src, size_t len, size_t chunk)
+{
+	double t0 = now();
+
+	for (size_t off = 0; off < len; off += chunk)
+		memcpy(dst + off, src + off, len - off < chunk ? len - off : chunk);
+	__asm__ volatile("" : : "r"(dst) : "memory");
+	return now() - t0;
+}
+
+static void run(const char *name, enum pecs_stream_format fmt, size_t cap, size_t chunk)
+{
+	uint8_t *buf = malloc(cap), *dst = malloc(cap);
+	double best_parse = 1e9, best_copy = 1e9;
+	size_t len;
+
+	if (!buf || !dst)
+		abort();
+	len = build(buf, cap, fmt);
+	for (int r = 0; r < 5; r++) {
+		double p = parse(buf, len, fmt, chunk), c = copy(dst, buf, len, chunk);
+
+		best_parse = p < best_parse ? p : best_parse;
+		best_copy = c < best_copy ? c : best_copy;
+	}
+	printf("%-7s %8.1f MB  parse %9.1f MB/s  memcpy %9.1f MB/s  parse/memcpy %.3f  "
+	       "(chunk %zu, best of 5)\n",
+	       name, len / 1e6, len / 1e6 / best_parse, len / 1e6 / best_copy,
+	       best_copy / best_parse, chunk);
+	free(buf);
+	free(dst);
+}
+
+int main(int argc, char **argv)
+{
+	size_t mb = argc > 1 ? strtoul(argv[1], NULL, 0) : 64;
+	size_t chunk = argc > 2 ? strtoul(argv[2], NULL, 0) : 4096;
+
+	if (!mb || !chunk) {
+		fprintf(stderr, "usage: %s [MB] [CHUNK]\n", argv[0]);
+		return 2;
+	}
+	run("fxt", PECS_STREAM_FXT, mb << 20, chunk);
+	run("markup", PECS_STREAM_MARKUP, mb << 20, chunk);
+	printf("frames decoded: %llu\n", (unsigned long long)samples_seen);
+	return 0;
+}
