@@ -6,6 +6,7 @@
   starnix_snapshot            the divergent example plugin (examples/starnix_snapshot)
   plugin:[LABEL=]PATH.so      any plugin, through the plugin runner
   pipe:[LABEL=]COMMAND        a pipe testee command, through the pipe runner
+  runner:[LABEL=]PATH         any standalone runner (pecs-<name> of pecs_conformance_suite)
   import:[LABEL=]FILE[,FILE]  results written elsewhere (the static binary inside another
                               system); several files are shards of one run
 
@@ -116,6 +117,13 @@ def parse(spec, loc):
         runner = loc.runner("pipe", "conformance/adapters/pipe/pecs-pipe",
                              "conformance/adapters/pecs-pipe", "conformance/pecs-pipe")
         return Impl(label, "pipe", [runner], env={"PECS_TESTEE": cmd}, source="pipe testee " + cmd)
+    if kind == "runner":
+        label, path = _label_value(arg, lambda p: os.path.basename(p).replace("pecs-", "", 1))
+        if not path:
+            raise SpecError("runner: needs a path: runner:[LABEL=]PATH")
+        if not os.path.isfile(path):
+            raise SpecError("runner: no such file %s" % path)
+        return Impl(label, "runner", [os.path.abspath(path)], source="runner " + path)
     if kind == "import":
         label, files = _label_value(arg, lambda a: "")
         paths = [p for p in files.split(",") if p]

@@ -188,6 +188,10 @@ def test_plugin_and_pipe_specs_drive_the_right_runners(tmp_path):
     assert (p.label, p.argv) == ("mine", ["/r/pecs-plugin", "--plugin", "/x/libmine.so"])
     q = impls.parse("pipe:py=python3 testee.py --fast", loc)
     assert (q.label, q.argv, q.env) == ("py", ["/r/pecs-pipe"], {"PECS_TESTEE": "python3 testee.py --fast"})
+    r = impls.parse("runner:" + __file__, loc)
+    assert r.kind == "runner" and r.argv == [os.path.abspath(__file__)]
+    with pytest.raises(impls.SpecError):
+        impls.parse("runner:/no/such/pecs-x", loc)
     with pytest.raises(impls.SpecError):
         impls.parse("nonsense", loc)
     with pytest.raises(impls.SpecError) as e:
