@@ -4,7 +4,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 
@@ -323,6 +325,44 @@ static void test_group_ioctls(void **state)
 	ref_engine_close(E, l);
 }
 
+struct short_lived {
+	volatile pid_t tid;
+	volatile int go;
+};
+
+static void *live_briefly(void *arg)
+{
+	struct short_lived *s = arg;
+
+	s->tid = (pid_t)syscall(SYS_gettid);
+	while (!s->go)
+		;
+	return NULL;
+}
+
+/* A leader whose task has exited takes no new members: ENODEV. */
+static void test_leader_task_exited(void **state)
+{
+	struct short_lived s = {0, 0};
+	struct pecs_attr a = attr_counting(PECS_SW_TASK_CLOCK);
+	pthread_t th;
+	int l;
+
+	(void)state;
+	pthread_create(&th, NULL, live_briefly, &s);
+	while (!s.tid)
+		;
+	l = ref_engine_open(E, &a, s.tid, -1, -1, 0);
+	assert_true(l >= 0);
+	s.go = 1;
+	pthread_join(th, NULL);
+	/* the group fd is looked at before the pid */
+	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, l, 0), -ENODEV);
+	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, -1, 0), -ESRCH);
+	assert_int_equal(ref_engine_open(E, &a, 0, -1, l, 0), -ENODEV);
+	ref_engine_close(E, l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_group_rules),
 		cmocka_unit_test(test_group_read_size),
 		cmocka_unit_test(test_group_ioctls),
+		cmocka_unit_test(test_leader_task_exited),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
