@@ -3,8 +3,9 @@
  * Expected values come from the fact sheet (§4, measured on Linux 6.18) and from
  * kernel/events/ring_buffer.c (6.12): page offsets, the data_size - 8 fill limit
  * (CIRC_SPACE), LOST before the next record, overwrite mode, the 1-page mapping,
- * write_backward, watermark and wakeup_events wakeups. Each test reads the ring through
- * a mapping of its own, as a perf reader would.
+ * write_backward, watermark and wakeup_events wakeups; and the metadata page of a real
+ * perf mapping on the running kernel. Each test reads the ring through a mapping of its
+ * own, as a perf reader would.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +17,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -147,6 +151,141 @@ static void test_metadata_page(void **state)
 	assert_int_equal(rd64(v.base, OFF_TIME_RUNNING), 4500);
 	assert_int_equal(ref_ring_unmap(r, v.base), 0);
 	ref_ring_destroy(r);
+}
+
+/* The same fields from a real perf mapping of the running kernel. capabilities is left
+ * out on purpose: it describes the host's PMU and clock, not a layout rule. */
+static void test_metadata_page_against_kernel(void **state)
+{
+	static const size_t nr_pages[] = { 1, 2, 3, 5 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(nr_pages) / sizeof(nr_pages[0]); i++) {
+		size_t len = nr_pages[i] * (size_t)page;
+		struct pecs_attr a;
+		struct ref_ring *r;
+		struct view v;
+		uint8_t *k;
+		int fd;
+
+		memset(&a, 0, sizeof(a));
+		a.type = PECS_TYPE_SOFTWARE;
+		a.size = PECS_ATTR_SIZE_VER8;
+		a.config = PECS_SW_TASK_CLOCK;
+		a.sample_period = 1000000;
+		a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		if (fd < 0)
+			skip();
+		k = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(k != MAP_FAILED);
+		assert_int_equal(ref_ring_create(&r, nr_pages[i], 0, 0), 0);
+		v = map_view(r, PROT_READ | PROT_WRITE);
+		ref_ring_update_userpage(r, 0, 0, 0); /* as perf_mmap() updates once */
+		assert_int_equal(rd32(v.base, OFF_VERSION), rd32(k, OFF_VERSION));
+		assert_int_equal(rd32(v.base, OFF_COMPAT), rd32(k, OFF_COMPAT));
+		assert_int_equal(rd32(v.base, OFF_INDEX), rd32(k, OFF_INDEX));
+		assert_int_equal(rd32(v.base, OFF_SIZE), rd32(k, OFF_SIZE));
+		assert_int_equal(rd64(v.base, OFF_DATA_OFFSET), rd64(k, OFF_DATA_OFFSET));
+		assert_int_equal(rd64(v.base, OFF_DATA_SIZE), rd64(k, OFF_DATA_SIZE));
+		assert_int_equal(rd64(v.base, OFF_DATA_HEAD), rd64(k, OFF_DATA_HEAD));
+		assert_int_equal(rd32(v.base, OFF_LOCK) % 2, 0);
+		assert_int_equal(rd32(k, OFF_LOCK) % 2, 0);
+		ref_ring_unmap(r, v.base);
+		ref_ring_destroy(r);
+		munmap(k, len);
+		close(fd);
+	}
+}
+
+static void burn_ms(long ms)
+{
+	struct timespec t0, t;
+	volatile uint64_t x = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 10000; i++)
+			x += (uint64_t)i;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/* A writable one-data-page perf ring left unread on the running kernel, then the same
+ * record sizes into the reference ring: both stop at the same head, and both put a
+ * LOST {id, count read() reports} in front of the first record once space frees. */
+static void test_fill_and_lost_against_kernel(void **state)
+{
+	size_t len = 2 * (size_t)page;
+	struct pecs_attr a;
+	uint64_t id, kvals[2], khead, lost_rec[3];
+	uint8_t *k, rec[24];
+	struct ref_ring *r;
+	struct view v;
+	int fd;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.type = PECS_TYPE_SOFTWARE;
+	a.size = PECS_ATTR_SIZE_VER8;
+	a.config = PECS_SW_TASK_CLOCK;
+	a.sample_period = 10000;
+	a.sample_type = PECS_SAMPLE_IP | PECS_SAMPLE_TID; /* 24-byte records */
+	a.read_format = PECS_FORMAT_LOST;
+	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		skip();
+	k = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(k != MAP_FAILED);
+	assert_int_equal(ioctl(fd, PECS_IOC_ID, &id), 0);
+	ioctl(fd, PECS_IOC_ENABLE, 0);
+	burn_ms(100);
+	ioctl(fd, PECS_IOC_DISABLE, 0);
+	assert_int_equal(read(fd, kvals, sizeof(kvals)), 16);
+	khead = rd64(k, OFF_DATA_HEAD);
+	if (kvals[1] == 0) { /* too few samples to fill the page on this host */
+		munmap(k, len);
+		close(fd);
+		skip();
+	}
+
+	assert_int_equal(ref_ring_create(&r, 2, page, 0), 0);
+	v = map_view(r, PROT_READ | PROT_WRITE);
+	make_record(rec, PECS_RECORD_SAMPLE, 24, 0);
+	while (ref_ring_write(r, rec, 24) == 0)
+		;
+	assert_int_equal(view_head(&v), khead);
+
+	/* Free everything and let one more record in. */
+	__atomic_store_n((uint64_t *)(k + OFF_DATA_TAIL), khead, __ATOMIC_RELEASE);
+	ioctl(fd, PECS_IOC_ENABLE, 0);
+	burn_ms(5);
+	ioctl(fd, PECS_IOC_DISABLE, 0);
+	assert_true(rd64(k, OFF_DATA_HEAD) >= khead + 24 + 24);
+	{
+		struct view kv = { k, k + page, (uint64_t)page };
+
+		view_copy(&kv, khead, lost_rec, 24); /* it may wrap */
+	}
+	assert_int_equal(lost_rec[0], PECS_RECORD_LOST | 24ull << 48);
+	assert_int_equal(lost_rec[1], id);
+	assert_int_equal(lost_rec[2], kvals[1]);
+
+	view_set_tail(&v, view_head(&v));
+	assert_int_equal(ref_ring_write(r, rec, 24), 0);
+	{
+		uint64_t mine[3];
+
+		view_copy(&v, khead, mine, 24);
+		assert_int_equal(mine[0], lost_rec[0]);
+		assert_int_equal(mine[2], ref_ring_lost(r));
+	}
+	ref_ring_unmap(r, v.base);
+	ref_ring_destroy(r);
+	munmap(k, len);
+	close(fd);
 }
 
 static void test_bad_arguments(void **state)
@@ -561,6 +700,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metadata_page),
+		cmocka_unit_test(test_metadata_page_against_kernel),
+		cmocka_unit_test(test_fill_and_lost_against_kernel),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_mappings_share_memory),
 		cmocka_unit_test(test_wrap_at_exact_offsets),
