@@ -46,7 +46,9 @@ int ref_ring_create(struct ref_ring **out, size_t nr_pages /* 1+2^n */, long pag
 int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts);
 void ref_ring_destroy(struct ref_ring *r);
 
-/* A new MAP_SHARED mapping of the whole ring (metadata page and data), prot as given. */
+/* A new MAP_SHARED mapping of the whole ring (metadata page and data), prot as given.
+ * The ring does not judge prot or length: the engine applies mmap(2)'s rules (EPERM for
+ * PROT_EXEC, overwrite = mapping without PROT_WRITE, decided at the first mapping). */
 int ref_ring_map(struct ref_ring *r, int prot, void **addr);
 int ref_ring_unmap(struct ref_ring *r, void *addr);
 /* Bytes of a full mapping: nr_pages * page_size. */
@@ -62,13 +64,16 @@ int ref_ring_write(struct ref_ring *r, const void *rec, size_t len);
  * been lost. cookie is what the writer passed to ref_ring_write_with() (NULL from
  * ref_ring_write()), so the record can carry the writing event's id and trailer.
  * Returns the record's length or a negative errno. Without a callback the ring writes
- * a bare 24-byte record with id 0. */
+ * a bare 24-byte record with id 0. The callback runs with the ring's lock held: it must
+ * not call back into the ring. */
 typedef ssize_t (*ref_ring_lost_fn)(void *arg, const void *cookie, uint64_t lost, void *out,
 				    size_t cap);
 void ref_ring_set_lost_fn(struct ref_ring *r, ref_ring_lost_fn fn, void *arg);
 int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const void *cookie);
 
-/* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports. */
+/* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports when one
+ * event owns the ring (the kernel counts per event; with SET_OUTPUT the engine keeps its
+ * own per-event count from the -ENOSPC returns). */
 uint64_t ref_ring_lost(const struct ref_ring *r);
 /* Lost records not yet reported by a LOST record in the ring. */
 uint64_t ref_ring_pending_lost(const struct ref_ring *r);
