@@ -50,9 +50,15 @@ def u64(v):
     return struct.pack("<Q", v)
 
 
+# kernel.perf_event_max_stack's default: a callchain keeps at most this many ips after
+# its context marker (kernel/events/callchain.c, get_perf_callchain()).
+MAX_STACK = 127
+
+
 def sample_record(sample_type, s, period, cpu=0):
     """PERF_RECORD_SAMPLE for a user-mode sample: IP, TID, TIME, CPU, PERIOD, CALLCHAIN in
-    the kernel's order; the callchain opens with PERF_CONTEXT_USER."""
+    the kernel's order; the callchain opens with PERF_CONTEXT_USER and is cut at
+    MAX_STACK ips."""
     body = b""
     if sample_type & SAMPLE_IP:
         body += u64(s["ips"][0])
@@ -65,8 +71,9 @@ def sample_record(sample_type, s, period, cpu=0):
     if sample_type & SAMPLE_PERIOD:
         body += u64(period)
     if sample_type & SAMPLE_CALLCHAIN:
-        body += u64(1 + len(s["ips"])) + u64(CONTEXT_USER)
-        body += b"".join(u64(ip) for ip in s["ips"])
+        chain = s["ips"][:MAX_STACK]
+        body += u64(1 + len(chain)) + u64(CONTEXT_USER)
+        body += b"".join(u64(ip) for ip in chain)
     return u32(RECORD_SAMPLE) + u16(MISC_USER) + u16(8 + len(body)) + body
 
 
@@ -354,6 +361,7 @@ def _emit(group, comment, flags, out, fmt, sample_type, period, result=None):
         },
         "x_dropped_unmapped": out.dropped,
         "x_warnings": out.warnings,
+        "x_max_stack": MAX_STACK,
     }
     group.add(comment, flags, result, **test)
 

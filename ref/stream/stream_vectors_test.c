@@ -150,11 +150,12 @@ static size_t encode(const struct pecs_vec_stream *v, const struct got_sample *s
 	if (st & PECS_SAMPLE_PERIOD)
 		put(&p, &v->sample_period, 8);
 	if (st & PECS_SAMPLE_CALLCHAIN) {
-		uint64_t nr = 1 + s->nr, ctx = PECS_CONTEXT_USER;
+		/* The vectors' rings assume kernel.perf_event_max_stack = 127. */
+		uint64_t kept = s->nr < 127 ? s->nr : 127, nr = 1 + kept, ctx = PECS_CONTEXT_USER;
 
 		put(&p, &nr, 8);
 		put(&p, &ctx, 8);
-		put(&p, s->ips, 8 * s->nr);
+		put(&p, s->ips, 8 * kept);
 	}
 	h.size = p - out;
 	memcpy(out, &h, sizeof(h));

@@ -1,0 +1,177 @@
+/* The whole pipeline inside the reference engine: every stream vector is attached to a
+ * sampling event as a replay profiler; ENABLE then DISABLE must leave exactly the
+ * vector's PERF_RECORD_SAMPLE bytes in the ring (computed in Python from the field
+ * layout). Then the live sampler, attached the same way, fills a real ring. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pecs/profiler/attach.h"
+#include "pecs/ref.h"
+#include "pecs/vectors.h"
+
+#define PG 4096
+#define DATA_PAGES 16
+
+static struct ref_engine *new_engine(void)
+{
+	struct ref_policy p = {
+		.size = sizeof(p), .paranoid = 2,
+		.caps = REF_CAP_MASK(REF_CAP_PERFMON) | REF_CAP_MASK(REF_CAP_IPC_LOCK),
+	};
+	struct ref_config c = { .size = sizeof(c), .policy = &p, .ncpus = 2, .page_size = PG,
+				.max_stack = 127, .max_sample_rate = 100000, .mlock_kb = 516 };
+	struct ref_engine *e = ref_engine_new(&c);
+
+	assert_non_null(e);
+	return e;
+}
+
+static int open_sampling(struct ref_engine *e, uint64_t period, uint64_t sample_type)
+{
+	struct pecs_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PECS_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PECS_SW_TASK_CLOCK;
+	a.sample_period = period;
+	a.sample_type = sample_type;
+	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	return ref_engine_open(e, &a, 0, -1, -1, 0);
+}
+
+static void run_vector(const struct pecs_vec_stream *v)
+{
+	struct ref_engine *e = new_engine();
+	struct pecs_koid_map_entry koids[16];
+	struct pecs_profiler_stream st = {
+		.size = sizeof(st), .format = v->is_text ? PECS_STREAM_MARKUP : PECS_STREAM_FXT,
+		.data = v->stream, .len = v->stream_len, .chunk = 7,
+		.koids = v->nr_koids ? koids : NULL, .nr_koids = v->nr_koids,
+	};
+	const struct pecs_mmap_page *meta;
+	void *m;
+	int fd;
+
+	for (uint32_t i = 0; i < v->nr_koids; i++) {
+		koids[i].koid = v->koids[i].koid;
+		koids[i].linux_id = v->koids[i].linux_id;
+	}
+	fd = open_sampling(e, v->sample_period, v->sample_type);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_replay(e, fd, &st), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	meta = m;
+	if (meta->data_head != v->ring_len ||
+	    (v->ring_len && memcmp((const uint8_t *)m + PG, v->ring, v->ring_len) != 0))
+		fail_msg("tcId %d: ring holds %llu bytes, want %u", v->tc_id,
+			 (unsigned long long)meta->data_head, v->ring_len);
+	/* A second ENABLE replays the script again. */
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	assert_true(meta->data_head == 2ull * v->ring_len);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
+static void test_replay_vectors_into_ring(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < pecs_vec_fxt_count; i++)
+		if (pecs_vec_fxt[i].ring_len < DATA_PAGES * PG)
+			run_vector(&pecs_vec_fxt[i]);
+	for (size_t i = 0; i < pecs_vec_markup_count; i++)
+		if (pecs_vec_markup[i].ring_len < DATA_PAGES * PG)
+			run_vector(&pecs_vec_markup[i]);
+}
+
+static void spin_ms(long ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (volatile int i = 0; i < 100000; i++)
+			;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* The live sampler behind an event of this thread: the ring fills with user-mode
+ * samples of this pid/tid carrying the event's period and a USER callchain. */
+static void test_live_sampler_into_ring(void **state)
+{
+	struct ref_engine *e = new_engine();
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME | PECS_SAMPLE_PERIOD |
+			    PECS_SAMPLE_CALLCHAIN;
+	const struct pecs_mmap_page *meta;
+	const uint8_t *data;
+	uint64_t off = 0, n = 0;
+	void *m;
+	int fd;
+
+	(void)state;
+	fd = open_sampling(e, 1000000, st);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	for (int i = 0; i < 100 && ((const struct pecs_mmap_page *)m)->data_head < 20 * 64; i++)
+		spin_ms(20);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	meta = m;
+	data = (const uint8_t *)m + PG;
+	assert_true(meta->data_head > 0);
+	while (off < meta->data_head && off < DATA_PAGES * PG) {
+		struct pecs_record_header h;
+		uint32_t pid, tid;
+		uint64_t period, nr, ctx;
+
+		memcpy(&h, data + off, sizeof(h));
+		assert_int_equal(h.type, PECS_RECORD_SAMPLE);
+		assert_int_equal(h.misc & PECS_MISC_CPUMODE_MASK, PECS_MISC_USER);
+		memcpy(&pid, data + off + 16, 4);
+		memcpy(&tid, data + off + 20, 4);
+		memcpy(&period, data + off + 32, 8);
+		memcpy(&nr, data + off + 40, 8);
+		memcpy(&ctx, data + off + 48, 8);
+		assert_int_equal(pid, getpid());
+		assert_int_equal(tid, gettid());
+		assert_true(period == 1000000);
+		assert_true(nr >= 2 && ctx == PECS_CONTEXT_USER);
+		assert_int_equal(h.size, 56 + 8 * (nr - 1));
+		off += h.size;
+		n++;
+	}
+	assert_true(n >= 10);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replay_vectors_into_ring),
+		cmocka_unit_test(test_live_sampler_into_ring),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

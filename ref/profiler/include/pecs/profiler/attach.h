@@ -1,0 +1,28 @@
+/* Wires a profiler session to a sampling event of the reference engine: the event's
+ * ENABLE configures and starts the session (period, call graph and task from the
+ * event), its DISABLE stops, drains and resets it before returning, and the event's
+ * release frees it. Samples go to ref_event_deliver_sample().
+ *
+ * Samples the live sampler drops on a full buffer are not yet reported to the event
+ * (ref.h has no call to add to an event's LOST count); they appear in the session's
+ * result only.
+ */
+#ifndef PECS_PROFILER_ATTACH_H
+#define PECS_PROFILER_ATTACH_H
+
+#include "pecs/impl.h"
+#include "pecs/profiler/sampler.h"
+
+struct ref_engine;
+
+/* The suite's set_profiler: the event at fd will consume this scripted stream (copied)
+ * each time it is enabled. */
+int ref_profiler_attach_replay(struct ref_engine *e, int fd,
+			       const struct pecs_profiler_stream *stream);
+
+/* A live sampler of the event's own task (a thread of this process). opts may be NULL;
+ * output is the stream format the sampler writes (FXT or MARKUP). */
+int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_opts *opts,
+				enum pecs_stream_format output);
+
+#endif /* PECS_PROFILER_ATTACH_H */
