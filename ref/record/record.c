@@ -217,9 +217,28 @@ ssize_t ref_record_encode_lost(const struct ref_record_desc *d, uint64_t lost,
 
 /* ---- PERF_RECORD_SAMPLE --------------------------------------------------------- */
 
+static int cpumode_is_kernel(uint16_t misc)
+{
+	switch (misc & PECS_MISC_CPUMODE_MASK) {
+	case PECS_MISC_KERNEL:
+	case PECS_MISC_HYPERVISOR:
+	case PECS_MISC_GUEST_KERNEL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* perf_callchain() stores nothing, not even a marker, for an excluded part. */
+static int callchain_empty(const struct ref_record_desc *d, const struct pecs_sample *s)
+{
+	return cpumode_is_kernel(s->misc) ? d->exclude_callchain_kernel
+					  : d->exclude_callchain_user;
+}
+
 /* The record's bytes apart from callchain entries, counting the callchain's nr and its
  * context marker; 0 with *err set when the values are unusable. */
-static size_t sample_fixed_size(const struct ref_record_desc *d,
+static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pecs_sample *s,
 				const struct ref_read_values *rv, int *err)
 {
 	uint64_t st = d->sample_type;
@@ -243,7 +262,7 @@ static size_t sample_fixed_size(const struct ref_record_desc *d,
 		size += rs;
 	}
 	if (st & PECS_SAMPLE_CALLCHAIN)
-		size += 16;
+		size += callchain_empty(d, s) ? 8 : 16;
 	if (size > RECORD_SIZE_MAX) {
 		*err = -E2BIG;
 		return 0;
@@ -257,7 +276,7 @@ static uint32_t callchain_keep(const struct ref_record_desc *d, const struct pec
 	uint64_t keep = s->nr_ips;
 	uint64_t room = (RECORD_SIZE_MAX - fixed) / 8;
 
-	if (!(d->sample_type & PECS_SAMPLE_CALLCHAIN))
+	if (!(d->sample_type & PECS_SAMPLE_CALLCHAIN) || callchain_empty(d, s))
 		return 0;
 	/* The kernel stops storing ips at max_stack; markers do not count. */
 	if (d->max_stack && keep > d->max_stack)
@@ -277,7 +296,7 @@ static int sample_prepare(const struct ref_record_desc *d, const struct pecs_sam
 		return err;
 	if (!sample_valid(s))
 		return -EINVAL;
-	*fixed = sample_fixed_size(dd, rv, &err);
+	*fixed = sample_fixed_size(dd, s, rv, &err);
 	if (err)
 		return err;
 	*keep = callchain_keep(dd, s, *fixed);
@@ -366,7 +385,9 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 		put_u64(&c, s->period ? s->period : dd.period);
 	if (st & PECS_SAMPLE_READ)
 		read_put(&c, dd.read_format, rv);
-	if (st & PECS_SAMPLE_CALLCHAIN) {
+	if ((st & PECS_SAMPLE_CALLCHAIN) && callchain_empty(&dd, s)) {
+		put_u64(&c, 0);
+	} else if (st & PECS_SAMPLE_CALLCHAIN) {
 		put_u64(&c, 1 + (uint64_t)keep);
 		put_u64(&c, context_marker(misc));
 		for (i = 0; i < keep; i++)

@@ -10,7 +10,8 @@
  *    trailer on its own, for any non-sample record the engine emits.
  *  - ref_record_callchain_room(): how many ips the encoder will keep, so callers can
  *    learn about trimming without encoding.
- *  - struct ref_record_desc grew period, code_page_size and cgroup (appended).
+ *  - struct ref_record_desc grew period, code_page_size, cgroup and the two
+ *    exclude_callchain flags (appended).
  *
  * A sample's IP is ips[0] (0 when nr_ips is 0); its callchain is the context marker for
  * its cpumode followed by ips[], as perf_callchain() builds it for a user sample.
@@ -48,6 +49,10 @@ struct ref_record_desc {
 	uint64_t period;         /* PERIOD when the sample's own period is 0 */
 	uint64_t code_page_size; /* CODE_PAGE_SIZE; 0 = unknown, as the kernel says for ip 0 */
 	uint64_t cgroup;         /* CGROUP id; 0 = none */
+	/* attr.exclude_callchain_user/_kernel: when the sample's part of the stack is
+	 * excluded the kernel writes an empty callchain, nr 0 and no marker (measured). */
+	int exclude_callchain_user;
+	int exclude_callchain_kernel;
 };
 
 /* `size` must cover at least the fields up to max_stack. */
@@ -83,7 +88,9 @@ size_t ref_record_id_trailer_size(const struct ref_record_desc *d);
 ssize_t ref_record_encode_id_trailer(const struct ref_record_desc *d,
 				     const struct pecs_sample *src, void *out, size_t cap);
 
-/* How many of nr_ips the encoder keeps (the marker is extra). */
+/* How many of nr_ips the encoder keeps (the marker is extra). A sample's ips are one
+ * part of the stack, user or kernel by its cpumode; the kernel's two-part chains of
+ * kernel-mode samples ([KERNEL, ...], [USER, ...]) are not modelled. */
 uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct pecs_sample *s,
 				   const struct ref_read_values *rv);
 

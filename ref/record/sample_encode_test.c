@@ -224,6 +224,29 @@ static void test_misc_and_markers(void **state)
 	assert_int_equal(out[3], PECS_CONTEXT_USER);
 }
 
+/* exclude_callchain_user on a user sample: nr 0 and no marker, measured on Linux 6.18
+ * (a 24-byte IP|CALLCHAIN record). The kernel flag matters only for kernel samples. */
+static void test_callchain_excluded(void **state)
+{
+	struct ref_record_desc d = base_desc(PECS_SAMPLE_IP | PECS_SAMPLE_CALLCHAIN);
+	struct pecs_sample s = base_sample();
+	const uint64_t want[] = { header_word(9, 2, 24), 0x401000, 0 };
+	uint64_t out[16];
+
+	(void)state;
+	d.exclude_callchain_user = 1;
+	assert_int_equal(ref_record_sample_size(&d, &s, NULL), 24);
+	assert_int_equal(ref_record_callchain_room(&d, &s, NULL), 0);
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), 24);
+	assert_memory_equal(out, want, sizeof(want));
+	d.exclude_callchain_user = 0;
+	d.exclude_callchain_kernel = 1;
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), 72);
+	s.misc = PECS_MISC_KERNEL;
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), 24);
+	assert_int_equal(out[2], 0);
+}
+
 static void test_callchain_max_stack(void **state)
 {
 	struct ref_record_desc d = base_desc(PECS_SAMPLE_IP | PECS_SAMPLE_CALLCHAIN);
@@ -508,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_read_field),
 		cmocka_unit_test(test_field_order),
 		cmocka_unit_test(test_misc_and_markers),
+		cmocka_unit_test(test_callchain_excluded),
 		cmocka_unit_test(test_callchain_max_stack),
 		cmocka_unit_test(test_u16_never_overflows),
 		cmocka_unit_test(test_errors),
