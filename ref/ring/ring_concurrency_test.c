@@ -1,4 +1,4 @@
-/* A reader thread following data_head through its own mapping while the writer writes
+/* Concurrency. First, a reader thread following data_head through its own mapping while the writer writes
  * 1e5 records of varying length into a small writable ring. The reader must see every
  * record once, in order, intact (a checksum over each payload) and never a torn or
  * straddling header; LOST records the writer causes by retrying on a full ring must
@@ -191,11 +191,68 @@ static void test_larger_ring(void **state)
 	run(1 + 64, &retries);
 }
 
+/* The metadata page's seqlock: a reader that retries while lock is odd or moved never
+ * sees time_enabled and time_running from different updates (the writer keeps them
+ * equal, so a mix shows). */
+struct seq_reader {
+	const struct pecs_mmap_page *pg;
+	int stop;
+	uint64_t reads, torn, max_seen;
+};
+
+static void *seq_reader_main(void *arg)
+{
+	struct seq_reader *sr = arg;
+
+	while (!__atomic_load_n(&sr->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t seq;
+		uint64_t te, tr;
+
+		do {
+			seq = __atomic_load_n(&sr->pg->lock, __ATOMIC_ACQUIRE);
+			te = __atomic_load_n(&sr->pg->time_enabled, __ATOMIC_RELAXED);
+			tr = __atomic_load_n(&sr->pg->time_running, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while ((seq & 1) || __atomic_load_n(&sr->pg->lock, __ATOMIC_RELAXED) != seq);
+		sr->reads++;
+		if (te != tr)
+			sr->torn++;
+		if (te > sr->max_seen)
+			sr->max_seen = te;
+	}
+	return NULL;
+}
+
+static void test_userpage_seqlock(void **state)
+{
+	struct seq_reader sr = { 0 };
+	struct ref_ring *r;
+	pthread_t th;
+	uint64_t i;
+	void *p;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 0), 0);
+	assert_int_equal(ref_ring_map(r, PROT_READ, &p), 0);
+	sr.pg = p;
+	assert_int_equal(pthread_create(&th, NULL, seq_reader_main, &sr), 0);
+	for (i = 1; i <= 1000000; i++)
+		ref_ring_update_times(r, i, i);
+	__atomic_store_n(&sr.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(sr.torn, 0);
+	assert_true(sr.reads > 0);
+	assert_int_equal(sr.pg->lock, 2000000);
+	ref_ring_unmap(r, p);
+	ref_ring_destroy(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_ring_many_wraps),
 		cmocka_unit_test(test_larger_ring),
+		cmocka_unit_test(test_userpage_seqlock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
