@@ -73,6 +73,8 @@ static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid
 static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_task, int cpu,
 		       unsigned long flags, enum ref_kind *kind, uint64_t *id)
 {
+	int err;
+
 	if ((unsigned)cpu >= (unsigned)e->lim.ncpus && (!has_task || cpu != -1))
 		return -EINVAL;
 	if ((a->flags & PECS_ATTR_SIGTRAP) && !has_task)
@@ -81,12 +83,9 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	if ((a->flags & PECS_ATTR_INHERIT) && (a->sample_type & PECS_SAMPLE_READ) &&
 	    !(a->sample_type & PECS_SAMPLE_TID))
 		return -EINVAL;
-	{
-		int err = ref_attr_kind(a, !has_task, kind);
-
-		if (err)
-			return err;
-	}
+	err = ref_attr_kind(a, !has_task, kind);
+	if (err)
+		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
 		return -EOPNOTSUPP;
 	if ((a->aux_action & 2) && (a->aux_action & 4))
