@@ -203,7 +203,7 @@ def _finish(args, runs, all_ids, progress):
             _gate(run, all_ids, progress)
     path, catalogue = _catalogue(args)
     summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
-                          if path.startswith(args.root) else path)
+                          if path.startswith(args.root) else path, root=os.path.abspath(args.root))
     write_reports(summary, args.out)
     print_console(summary, args.out)
     return 0 if summary["ok"] else 1

@@ -136,4 +136,8 @@ def parse(spec, loc):
 def default_expectations(root, label):
     name = "syscall" if label == "syscall-unprivileged" else label
     path = os.path.join(root, "conformance", "expectations", name + ".txt")
-    return path if os.path.isfile(path) else None
+    if not os.path.isfile(path):
+        return None
+    # Relative to where we run when it is below it: that is how people name the file.
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path

@@ -13,7 +13,14 @@ def area_of(case_id):
     return ".".join(parts[1:3]) if len(parts) > 1 else case_id
 
 
-def build(runs, catalogue, catalogue_path=None, now=None):
+def _shorter(text, root):
+    """Paths under the checkout, as the reader would type them from its top."""
+    if root and text:
+        return text.replace(root.rstrip("/") + "/", "")
+    return text
+
+
+def build(runs, catalogue, catalogue_path=None, now=None, root=None):
     labels = [r.label for r in runs]
     areas = {}
     cases = {}
@@ -35,13 +42,22 @@ def build(runs, catalogue, catalogue_path=None, now=None):
             area.setdefault(label, {"counts": empty_counts(), "cases": []})
     return {
         "format": SUMMARY_FORMAT,
-        "generated": (now or datetime.datetime.utcnow()).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "implementations": [r.to_json() for r in runs],
+        "generated": (now or datetime.datetime.now(datetime.timezone.utc)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"),
+        "implementations": [_implementation(r, root) for r in runs],
         "areas": {a: areas[a] for a in sorted(areas)},
         "cases": {c: cases[c] for c in sorted(cases)},
         "coverage": coverage(catalogue, cases, catalogue_path),
         "ok": all(r.ok for r in runs),
     }
+
+
+def _implementation(run, root):
+    j = run.to_json()
+    for key in ("source", "expectations", "error"):
+        j[key] = _shorter(j[key], root)
+    j["problems"] = [_shorter(p, root) for p in j["problems"]]
+    return j
 
 
 def coverage(catalogue, cases, path):

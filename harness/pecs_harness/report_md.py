@@ -47,11 +47,12 @@ def render(s):
         w("| %s | %s |" % (esc(area), " | ".join(cell_text(cells[l]["counts"]) for l in labels)))
     w("")
     w("## Cases that did not pass\n")
+    w("UNSUPPORTED cases (a feature not claimed) are listed in report.html only.\n")
     any_row = False
     for cid, c in s["cases"].items():
         for label in labels:
             r = c["results"].get(label)
-            if not r or r["status"] == "PASS":
+            if not r or r["status"] in ("PASS", "UNSUPPORTED"):
                 continue
             if not any_row:
                 w("| case | implementation | status | message | behaviours |")

@@ -1,6 +1,9 @@
 """The reports: the HTML parses, its matrix counts equal summary.json and the results
 files, each cell lists its cases, and the coverage view follows docs/behaviours.md."""
 import html.parser
+import re
+import shutil
+import subprocess
 import json
 import os
 
@@ -157,3 +160,27 @@ def test_area_is_the_second_and_third_id_components():
     assert model.area_of("Required.Read.Group.LeaderFirst") == "Read.Group"
     assert model.area_of("Recommended.Ioctl.Refresh.DisablesAfterN") == "Ioctl.Refresh"
     assert model.area_of("Required.Short") == "Short"
+
+
+BROWSER = next((b for b in ("chromium-headless-shell", "chromium") if shutil.which(b)), None)
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no headless chromium (Debian chromium-headless-shell)")
+def test_a_headless_browser_opens_the_cell_a_link_names(report):
+    """The page loads in a real browser, its script runs (the cell named in the URL opens)
+    and the DOM it builds carries the same counts as summary.json."""
+    out, page, summary = report
+    cell = next(c for c in page.cells if c["data-impl"] == "syscall-2" and c["data-area"] == "Toy.Verdict")
+    url = "file://%s#%s" % (out / "report.html", cell["target"])
+    dom = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         universal_newlines=True, timeout=120).stdout
+    live = Page()
+    live.feed(dom)
+    assert len(live.cells) == len(page.cells)
+    for a, b in zip(live.cells, page.cells):
+        assert {k: v for k, v in a.items() if k.startswith("data-")} == \
+            {k: v for k, v in b.items() if k.startswith("data-")}
+    assert re.search(r'<details[^>]*id="%s"[^>]*open' % cell["target"], dom)
+    others = re.findall(r'<details[^>]*id="(cell-[0-9-]+)"[^>]*open', dom)
+    assert others == [cell["target"]]
