@@ -356,6 +356,17 @@ static void test_leader_task_exited(void **state)
 	assert_true(l >= 0);
 	s.go = 1;
 	pthread_join(th, NULL);
+	/* join returns at the thread's futex wake, a little before the kernel is done with
+	 * it: wait until the tid is really gone */
+	for (int i = 0; i < 1000; i++) {
+		int fd = ref_engine_open(E, &a, s.tid, -1, -1, 0);
+		struct timespec ms = {0, 1000000};
+
+		if (fd < 0)
+			break;
+		ref_engine_close(E, fd);
+		nanosleep(&ms, NULL);
+	}
 	/* the group fd is looked at before the pid */
 	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, l, 0), -ENODEV);
 	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, -1, 0), -ESRCH);
