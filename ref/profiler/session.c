@@ -45,7 +45,9 @@ static int forward(void *ctx, const struct pecs_sample *in)
 	out.cpu = s->cur_cpu;
 	if (!out.time)
 		out.time = s->cur_time;
-	if (!out.period)
+	/* A live sampler's timer runs at the period it was started with; a script has no
+	 * period of its own, so the event's current one applies (0). */
+	if (!out.period && s->profiler->ops->live)
 		out.period = s->period_ns;
 	return s->opts.sink(s->opts.sink_ctx, &out);
 }

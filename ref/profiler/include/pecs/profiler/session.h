@@ -8,6 +8,10 @@
  * they are never called concurrently with each other, but the engine must guard its
  * ring against its own threads. A replay profiler's bytes are delivered at poll() and
  * disable(), on the caller's thread, which keeps conformance cases deterministic.
+ *
+ * Samples reach the sink with cpu and time from the profiler when the stream itself
+ * has none (markup has no timestamps), and, from a live sampler, the period its timer
+ * ran at; a replayed sample keeps period 0, the event's current period.
  */
 #ifndef PECS_PROFILER_SESSION_H
 #define PECS_PROFILER_SESSION_H
