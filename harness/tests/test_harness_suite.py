@@ -1,0 +1,81 @@
+"""The driver on the real suite: the kernel and the reference engine side by side, the
+gate on a copy of the kernel's expectations file, and the report's counts."""
+import json
+import os
+
+import pytest
+
+from pecs_harness import cli
+
+from test_harness_report import Page
+
+
+def built(*rel):
+    for base in (cli.ROOT, os.path.join(cli.ROOT, "bazel-bin")):
+        path = os.path.join(base, *rel)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+SYSCALL = built("conformance", "pecs-syscall")
+REF = built("conformance", "pecs-ref")
+needs_suite = pytest.mark.skipif(not (SYSCALL and REF),
+                                 reason="bazel build //conformance:pecs-syscall //conformance:pecs-ref")
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    out = tmp_path_factory.mktemp("suite") / "out"
+    rc = cli.main(["run", "--quiet", "--out", str(out), "--impl", "ref", "--impl", "syscall",
+                   "--runner", "ref=" + REF, "--runner", "syscall=" + SYSCALL])
+    with open(str(out / "summary.json")) as f:
+        return rc, out, json.load(f)
+
+
+@needs_suite
+def test_the_kernel_and_the_engine_pass_their_gates(full):
+    rc, out, summary = full
+    impls = {i["label"]: i for i in summary["implementations"]}
+    assert impls["syscall"]["ok"], impls["syscall"]["problems"]
+    assert impls["ref"]["ok"], impls["ref"]["problems"]
+    assert rc == 0
+    assert impls["syscall"]["counts"]["passed"] > 50
+    assert impls["syscall"]["host"]["kernel_release"] == os.uname().release
+
+
+@needs_suite
+def test_the_html_matrix_counts_equal_each_results_file(full):
+    _, out, summary = full
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    for label in ("ref", "syscall"):
+        with open(str(out / (label + ".json"))) as f:
+            raw = json.load(f)
+        totals = {}
+        for cell in page.cells:
+            if cell["data-impl"] == label:
+                for key in raw["counts"]:
+                    attr = "data-" + key.replace("_", "-")
+                    if attr in cell:
+                        totals[key] = totals.get(key, 0) + int(cell[attr])
+        for key, value in totals.items():
+            assert value == raw["counts"][key], (label, key)
+        assert sum(totals.values()) == len(raw["results"])
+
+
+@needs_suite
+def test_gating_the_kernel_with_an_edited_expectations_file(full, tmp_path, capsys):
+    _, _, summary = full
+    passing = next(cid for cid, c in summary["cases"].items()
+                   if c["results"]["syscall"]["status"] == "PASS")
+    exp = tmp_path / "syscall.txt"
+    exp.write_text(open(os.path.join(cli.ROOT, "conformance", "expectations", "syscall.txt")).read() +
+                   "%s  # believed broken\nRequired.No.Such.Case  # long gone\n" % passing)
+    rc = cli.main(["run", "--quiet", "--out", str(tmp_path / "out"), "--impl", "syscall",
+                   "--runner", "syscall=" + SYSCALL, "--filter", passing,
+                   "--expectations", "syscall=" + str(exp)])
+    text = capsys.readouterr().out
+    assert rc == 1
+    assert "XPASS %s" % passing in text and "delete that line" in text
+    assert "'Required.No.Such.Case' matches no case" in text
