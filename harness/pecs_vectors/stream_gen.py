@@ -7,6 +7,10 @@ helpers. Nothing is parsed back and no pecs C code is consulted: each builder re
 outcome it expects while it appends bytes.
 
     python3 -m pecs_vectors.stream_gen --check | --write
+
+tcIds are handed out in the order tests are added and published ids never change meaning
+(vectors/README, lint): add new tests at the end of a file's last builder, never between
+existing ones.
 """
 
 import argparse
