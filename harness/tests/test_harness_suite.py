@@ -79,3 +79,22 @@ def test_gating_the_kernel_with_an_edited_expectations_file(full, tmp_path, caps
     assert rc == 1
     assert "XPASS %s" % passing in text and "delete that line" in text
     assert "'Required.No.Such.Case' matches no case" in text
+
+
+@needs_suite
+def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(full, tmp_path, capsys):
+    """A line for a case the filtered run did not include is not stale: the case exists."""
+    _, _, summary = full
+    ids = sorted(summary["cases"])
+    ran, skipped = ids[0], ids[-1]
+    part = tmp_path / "part.json"
+    import subprocess
+    subprocess.run([SYSCALL, "--quiet", "--filter", ran, "--json", str(part)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    exp = tmp_path / "exp.txt"
+    exp.write_text("%s  # documented elsewhere\n" % skipped)
+    rc = cli.main(["report", "--out", str(tmp_path / "out"), "--expectations", "k=" + str(exp),
+                   "import:k=" + str(part)])
+    text = capsys.readouterr().out
+    assert "matches no case" not in text
+    assert rc == 0, text
