@@ -9,7 +9,7 @@ outcome it expects while it appends bytes.
     python3 -m pecs_vectors.stream_gen --check | --write
 
 tcIds are handed out in the order tests are added and published ids never change meaning
-(vectors/README, lint): add new tests at the end of a file's last builder, never between
+(docs/vectors.md; lint enforces it): add new tests at the end of a file's last builder, never between
 existing ones.
 """
 

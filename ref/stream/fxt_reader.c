@@ -480,6 +480,8 @@ int ref_fxt_reader_feed(struct ref_fxt_reader *r, const void *data, size_t len)
 			/* The header may sit in pend or in p; either way count it consumed. */
 			r->skip = total - (r->pend_len ? r->pend_len : 0);
 			r->pend_len = 0;
+			if (!r->skip) /* a one-word record whose header came in pieces */
+				r->stats.skipped++;
 			continue;
 		}
 		if (r->pend_len == 0 && len >= total) {
