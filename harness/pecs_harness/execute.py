@@ -59,9 +59,11 @@ def _merged_env(extra):
 
 def _unprivileged_copy(impl, workdir):
     """setpriv's uid 65534 must be able to run the binary and read the expectations, which
-    may sit under root-only directories: copy both into a world-readable directory."""
+    may sit under root-only directories: copy both into a directory it owns."""
     os.makedirs(workdir, exist_ok=True)
-    os.chmod(workdir, 0o777)
+    # Owned by the unprivileged user, which writes its results file there; not world-writable.
+    os.chown(workdir, 65534, 65534)
+    os.chmod(workdir, 0o755)
     binary = os.path.join(workdir, os.path.basename(impl.argv[0]))
     shutil.copyfile(impl.argv[0], binary)
     os.chmod(binary, 0o755)
