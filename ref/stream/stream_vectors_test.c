@@ -250,8 +250,11 @@ static uint32_t rng(void)
 
 static int same_run(const struct run *a, const struct run *b)
 {
+	/* Counters too, but bytes: how far a failing read got depends on its size. */
 	if (a->n != b->n || a->ret != b->ret || a->err.code != b->err.code ||
-	    a->err.offset != b->err.offset)
+	    a->err.offset != b->err.offset || a->stats.records != b->stats.records ||
+	    a->stats.skipped != b->stats.skipped || a->stats.warnings != b->stats.warnings ||
+	    a->stats.dropped_unmapped != b->stats.dropped_unmapped)
 		return 0;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->s[i].pid != b->s[i].pid || a->s[i].tid != b->s[i].tid ||
