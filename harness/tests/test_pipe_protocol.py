@@ -66,6 +66,30 @@ def test_the_pipe_gives_the_in_process_verdicts(both):
     assert not differ, "\n".join(differ)
 
 
+def test_a_python_testee_gives_the_in_process_verdicts(both, tmp_path):
+    """The same protocol from a testee not written in C."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = next((p for p in (os.path.join(os.getcwd(), "examples/pipe_testee/pipe_testee.py"),
+                               os.path.join(here, "../../examples/pipe_testee/pipe_testee.py"))
+                   if os.path.exists(p)), None)
+    assert script, "examples/pipe_testee/pipe_testee.py not found"
+    inproc, _ = both
+    out = tmp_path / "py.json"
+    r, _ = run([locate(PIPE), "--isolate", "--quiet", "--json", str(out)],
+               {"PECS_TESTEE": "/usr/bin/python3 " + os.path.abspath(script)})
+    assert out.exists(), r.stderr
+    piped = json.loads(out.read_text())
+    assert piped["impl"] == "pipe-python-kernel"
+    a = {x["id"]: x for x in inproc["results"]}
+    b = {x["id"]: x for x in piped["results"]}
+    ran = [i for i in a if "UNSUPPORTED" not in (a[i]["raw_status"], b[i]["raw_status"])]
+    assert len(ran) >= 50
+    differ = ["%s: in-process %s, python %s (%s)" % (i, a[i]["raw_status"], b[i]["raw_status"],
+                                                    b[i]["message"])
+              for i in ran if a[i]["raw_status"] != b[i]["raw_status"]]
+    assert not differ, "\n".join(differ)
+
+
 def test_the_pipe_claims_what_the_testee_says_minus_memory(both):
     inproc, piped = both
     assert piped["impl"] == "pipe-syscall"
