@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "pecs/profiler/sampler.h"
 #include "pecs/profiler/session.h"
+#include "pecs/stream/decoder.h"
 
 #define MAX 8192
 
@@ -238,6 +240,101 @@ static void test_refused_configurations(void **state)
 	ref_profiler_session_free(s);
 }
 
+struct spinner {
+	pid_t tid;
+	int stop;
+};
+
+static void *spin_thread(void *arg)
+{
+	struct spinner *sp = arg;
+
+	__atomic_store_n(&sp->tid, gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE))
+		pecs_sampler_test_spin(10000000ull);
+	return NULL;
+}
+
+/* Another thread of this process as the target: its CPU time drives the timer and the
+ * signal goes to it (SIGEV_THREAD_ID), so every sample names it. */
+static void test_other_thread(void **state)
+{
+	struct ref_profiler_session *s = new_session(NULL, 0);
+	struct spinner sp = { 0, 0 };
+	struct ref_profiler_enable en = {
+		.size = sizeof(en), .period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
+		.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER, .pid = (uint64_t)getpid(),
+	};
+	struct timespec nap = { 0, 10000000 };
+	pthread_t t;
+	uint64_t lo, hi;
+	int inside = 0;
+
+	(void)state;
+	function_range((void *)pecs_sampler_test_spin, &lo, &hi);
+	assert_int_equal(pthread_create(&t, NULL, spin_thread, &sp), 0);
+	while (!__atomic_load_n(&sp.tid, __ATOMIC_ACQUIRE))
+		nanosleep(&nap, NULL);
+	en.tid = (uint64_t)sp.tid;
+	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
+	for (int i = 0; i < 500 && __atomic_load_n(&nr_kept, __ATOMIC_ACQUIRE) < 30; i++)
+		nanosleep(&nap, NULL);
+	assert_int_equal(ref_profiler_session_disable(s, NULL), 0);
+	__atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	ref_profiler_session_free(s);
+	assert_true(nr_kept >= 30);
+	for (int i = 0; i < nr_kept; i++) {
+		assert_int_equal(kept[i].tid, sp.tid);
+		assert_int_equal(kept[i].pid, getpid());
+		inside += kept[i].ip0 >= lo && kept[i].ip0 < hi;
+	}
+	assert_true(inside * 10 >= nr_kept * 8);
+}
+
+/* The FIDL-shaped surface without a session: read the sampler's stream in 3-byte
+ * pieces after Stop until EOF; it must be one valid FXT stream. */
+static void test_raw_stream_reads(void **state)
+{
+	struct ref_profiler *p;
+	struct ref_profiler_sampling sm = { 1000000, REF_PROFILER_NANOSECONDS,
+					    REF_PROFILER_CALLGRAPH_FRAME_POINTER };
+	struct ref_profiler_target tg = { REF_PROFILER_TASK_THREAD, (uint64_t)gettid(), 0 };
+	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &sm, .nr_samplings = 1,
+					   .targets = &tg, .nr_targets = 1 };
+	struct ref_profiler_result res = { .size = sizeof(res) };
+	struct ref_stream_target t = { .size = sizeof(t), .sink = sink };
+	struct ref_stream_decoder *d;
+	uint8_t b[3], first[8];
+	size_t total = 0;
+	ssize_t n;
+
+	(void)state;
+	nr_kept = 0;
+	assert_int_equal(ref_profiler_new_sampler(&p, NULL), 0);
+	assert_int_equal(ref_profiler_configure(p, &cfg), 0);
+	assert_int_equal(ref_profiler_start(p, NULL), 0);
+	pecs_sampler_test_spin(100000000ull);
+	assert_int_equal(ref_profiler_stop(p, &res), 0);
+	assert_true(res.samples_collected > 0);
+	assert_int_equal(ref_stream_decoder_new(&d, PECS_STREAM_DETECT, &t), 0);
+	while ((n = ref_profiler_read(p, b, sizeof(b))) > 0) {
+		if (total < sizeof(first))
+			memcpy(first + total, b, (size_t)n < sizeof(first) - total ? (size_t)n
+									: sizeof(first) - total);
+		total += n;
+		assert_int_equal(ref_stream_decoder_feed(d, b, n), 0);
+	}
+	assert_int_equal(n, -EPIPE);
+	assert_int_equal(ref_stream_decoder_finish(d), 0);
+	assert_int_equal(ref_stream_decoder_format(d), PECS_STREAM_FXT);
+	assert_memory_equal(first, "\x10\x00\x04\x46\x78\x54\x16\x00", 8);
+	ref_stream_decoder_free(d);
+	assert_true((uint64_t)nr_kept == res.samples_collected);
+	assert_int_equal(ref_profiler_reset(p), 0);
+	ref_profiler_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +342,8 @@ int main(void)
 		cmocka_unit_test(test_process_markup),
 		cmocka_unit_test(test_full_buffer_drops),
 		cmocka_unit_test(test_refused_configurations),
+		cmocka_unit_test(test_other_thread),
+		cmocka_unit_test(test_raw_stream_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
