@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 
@@ -364,6 +365,52 @@ static void test_close_while_mapped(void **state)
 	ref_engine_close(E, l);
 }
 
+struct brief {
+	volatile pid_t tid;
+	volatile int go;
+};
+
+static void *brief_thread(void *arg)
+{
+	struct brief *b = arg;
+
+	b->tid = (pid_t)syscall(SYS_gettid);
+	while (!b->go)
+		;
+	return NULL;
+}
+
+/* A task event whose task has exited polls POLLHUP even with a buffer. */
+static void test_poll_task_exited(void **state)
+{
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 1000000, PECS_SAMPLE_IP);
+	struct brief b = {0, 0};
+	pthread_t th;
+	void *m;
+	int fd, r = 0;
+
+	(void)state;
+	pthread_create(&th, NULL, brief_thread, &b);
+	while (!b.tid)
+		;
+	fd = ref_engine_open(E, &a, b.tid, -1, -1, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(E, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
+	assert_int_equal(ref_engine_poll(E, fd, POLLIN, 0), 0);
+	b.go = 1;
+	pthread_join(th, NULL);
+	/* the kernel finishes the thread shortly after join returns */
+	for (int i = 0; i < 1000 && r != POLLHUP; i++) {
+		struct timespec ms = {0, 1000000};
+
+		r = ref_engine_poll(E, fd, POLLIN, 0);
+		nanosleep(&ms, NULL);
+	}
+	assert_int_equal(r, POLLHUP);
+	ref_engine_munmap(E, m, 3 * PG);
+	ref_engine_close(E, fd);
+}
+
 struct late {
 	int fd;
 };
@@ -413,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_member_sample_id),
 		cmocka_unit_test(test_close_while_mapped),
 		cmocka_unit_test(test_poll_waits),
+		cmocka_unit_test(test_poll_task_exited),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
