@@ -210,6 +210,35 @@ static void test_set_output_errors(void **state)
 	assert_int_equal(ref_engine_ioctl(E, b, PECS_IOC_SET_OUTPUT, (unsigned long)b), -EINVAL);
 	assert_int_equal(ref_engine_ioctl(E, c1, PECS_IOC_SET_OUTPUT, (unsigned long)b), -EINVAL);
 	assert_int_equal(ref_engine_ioctl(E, w, PECS_IOC_SET_OUTPUT, (unsigned long)b), -EINVAL);
+	/* another clock, another task */
+	{
+		struct pecs_attr k = attr_sampling(PECS_SW_TASK_CLOCK, 100000, PECS_SAMPLE_IP);
+		int kfd, other;
+
+		k.flags |= PECS_ATTR_USE_CLOCKID;
+		k.clockid = 1;
+		kfd = open_attr(k);
+		assert_int_equal(ref_engine_ioctl(E, kfd, PECS_IOC_SET_OUTPUT, (unsigned long)b), -EINVAL);
+		ref_engine_close(E, kfd);
+		k = attr_sampling(PECS_SW_TASK_CLOCK, 100000, PECS_SAMPLE_IP);
+		other = ref_engine_open(E, &k, 1, -1, -1, 0);
+		assert_true(other >= 0);
+		assert_int_equal(ref_engine_ioctl(E, other, PECS_IOC_SET_OUTPUT, (unsigned long)b), -EINVAL);
+		ref_engine_close(E, other);
+	}
+	/* FD_OUTPUT at open redirects into the group fd's buffer (so mapping is EBUSY) */
+	{
+		struct pecs_attr o = attr_sampling(PECS_SW_TASK_CLOCK, 100000, PECS_SAMPLE_IP);
+		int ofd = ref_engine_open(E, &o, 0, -1, b, PECS_FLAG_FD_OUTPUT | PECS_FLAG_FD_NO_GROUP);
+		void *mo;
+
+		assert_true(ofd >= 0);
+		assert_int_equal(ref_engine_mmap(E, ofd, 3 * 4096, PROT_READ, MAP_SHARED, 0, &mo), -EBUSY);
+		ref_engine_close(E, ofd);
+		/* and refuses an unmapped one */
+		assert_int_equal(ref_engine_open(E, &o, 0, -1, a, PECS_FLAG_FD_OUTPUT |
+						 PECS_FLAG_FD_NO_GROUP), -EINVAL);
+	}
 	assert_int_equal(ref_engine_ioctl(E, a, PECS_IOC_SET_OUTPUT, (unsigned long)b), 0);
 	/* a redirected event cannot be mapped: another size EINVAL, the same EBUSY
 	 * (measured on 6.18) */
