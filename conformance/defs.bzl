@@ -47,14 +47,16 @@ def pecs_conformance_suite(
             tags = tags,
         )
     if unprivileged:
+        # The static binary when there is one: it is what people copy and run unprivileged.
+        runner = ":pecs-%s-static" % name if static else ":pecs-" + name
         native.sh_test(
             name = name + "_unprivileged",
             srcs = ["//conformance:run_unprivileged.sh"],
             args = [
-                "$(location :pecs-%s)" % name,
+                "$(location %s)" % runner,
                 "$(location %s)" % expectations,
             ] + runner_args,
-            data = [":pecs-" + name, expectations],
+            data = [runner, expectations],
             # Dropping to uid 65534 needs the real root, not the sandbox's user namespace.
             tags = tags + ["no-sandbox"],
             size = size,
