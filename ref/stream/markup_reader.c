@@ -79,15 +79,19 @@ static bool span_is(struct span s, const char *lit)
 	return s.n == n && memcmp(s.p, lit, n) == 0;
 }
 
+/* Hex digit values, -1 for anything else; a table keeps address parsing branch-light. */
+static const signed char hex_digit[256] = {
+	['0'] = 0 + 1, ['1'] = 1 + 1, ['2'] = 2 + 1, ['3'] = 3 + 1, ['4'] = 4 + 1,
+	['5'] = 5 + 1, ['6'] = 6 + 1, ['7'] = 7 + 1, ['8'] = 8 + 1, ['9'] = 9 + 1,
+	['a'] = 10 + 1, ['b'] = 11 + 1, ['c'] = 12 + 1, ['d'] = 13 + 1, ['e'] = 14 + 1,
+	['f'] = 15 + 1, ['A'] = 10 + 1, ['B'] = 11 + 1, ['C'] = 12 + 1, ['D'] = 13 + 1,
+	['E'] = 14 + 1, ['F'] = 15 + 1,
+};
+
+/* Stored +1 so the table's zero fill means "not a digit". */
 static int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return hex_digit[(unsigned char)c] - 1;
 }
 
 /* Decimal without sign or spaces, as the spec's %u / %i in decimal. */
@@ -130,28 +134,6 @@ static bool parse_addr(struct span s, uint64_t *v)
 static bool parse_int(struct span s, uint64_t *v)
 {
 	return parse_addr(s, v) || parse_dec(s, v);
-}
-
-/* Splits content at ':' into at most max fields; returns the count, or max + 1 when
- * there are more. */
-static size_t split(struct span c, struct span *f, size_t max)
-{
-	size_t n = 0;
-	const char *p = c.p, *end = c.p + c.n;
-
-	for (;;) {
-		const char *colon = memchr(p, ':', end - p);
-		const char *stop = colon ? colon : end;
-
-		if (n == max)
-			return max + 1;
-		f[n].p = p;
-		f[n].n = stop - p;
-		n++;
-		if (!colon)
-			return n;
-		p = colon + 1;
-	}
 }
 
 static int deliver(struct ref_markup_reader *r)
@@ -213,10 +195,11 @@ static int do_number(struct ref_markup_reader *r, struct span s)
 	return 0;
 }
 
-static int do_bt(struct ref_markup_reader *r, struct span c)
+/* An element's fields: f[0] is the tag; n counts them, MAX_FIELDS + 1 meaning "more". */
+#define MAX_FIELDS 7
+
+static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
 {
-	struct span f[4];
-	size_t n = split(c, f, 4);
 	uint64_t index, addr;
 	int ret;
 
@@ -249,10 +232,8 @@ static bool is_hex_bytes(struct span s)
 	return true;
 }
 
-static int do_module(struct ref_markup_reader *r, struct span c)
+static int do_module(struct ref_markup_reader *r, const struct span *f, size_t n)
 {
-	struct span f[5];
-	size_t n = split(c, f, 5);
 	uint8_t id[64];
 	uint64_t mid;
 
@@ -285,10 +266,8 @@ static bool parse_mode(struct span s, uint32_t *flags)
 	return true;
 }
 
-static int do_mmap(struct ref_markup_reader *r, struct span c)
+static int do_mmap(struct ref_markup_reader *r, const struct span *f, size_t n)
 {
-	struct span f[7];
-	size_t n = split(c, f, 7);
 	uint64_t start, size, mid, vaddr;
 	uint32_t flags;
 
@@ -302,42 +281,39 @@ static int do_mmap(struct ref_markup_reader *r, struct span c)
 	return 0;
 }
 
-static int do_element(struct ref_markup_reader *r, const char *p, size_t n)
+/* p starts with "{{{". One pass splits the body at ':' and finds the closing "}}}",
+ * which must end the line (trailing blanks were trimmed by the caller). */
+static int do_element(struct ref_markup_reader *r, const char *p, size_t len)
 {
-	const char *end = p + n, *close;
-	struct span c, tag;
+	struct span f[MAX_FIELDS + 1];
+	const char *q = p + 3, *end = p + len, *field = q;
+	size_t n = 0;
+	int ret;
 
-	/* p starts with "{{{"; the element must end the line (trailing blanks allowed). */
-	close = NULL;
-	for (const char *q = p + 3; q + 3 <= end; q++) {
-		if (q[0] == '}' && q[1] == '}' && q[2] == '}') {
-			close = q;
-			break;
+	for (;; q++) {
+		if (end - q < 3)
+			return fail(r, REF_MARKUP_E_BAD_ELEMENT);
+		if (*q == ':' || (q[0] == '}' && q[1] == '}' && q[2] == '}')) {
+			if (n <= MAX_FIELDS) {
+				f[n].p = field;
+				f[n].n = q - field;
+			}
+			n++;
+			if (*q != ':')
+				break;
+			field = q + 1;
 		}
 	}
-	if (!close)
+	if (q + 3 != end)
 		return fail(r, REF_MARKUP_E_BAD_ELEMENT);
-	for (const char *q = close + 3; q < end; q++)
-		if (*q != ' ' && *q != '\t')
-			return fail(r, REF_MARKUP_E_BAD_ELEMENT);
-	c.p = p + 3;
-	c.n = close - c.p;
-	tag.p = c.p;
-	tag.n = c.n;
-	{
-		const char *colon = memchr(c.p, ':', c.n);
-
-		if (colon)
-			tag.n = colon - c.p;
-	}
-	if (tag.n == 0)
+	if (n > MAX_FIELDS)
+		n = MAX_FIELDS + 1;
+	if (f[0].n == 0)
 		return fail(r, REF_MARKUP_E_BAD_ELEMENT);
-	if (span_is(tag, "bt"))
-		return do_bt(r, c);
-	if (span_is(tag, "reset")) {
-		int ret;
-
-		if (c.n != tag.n)
+	if (span_is(f[0], "bt"))
+		return do_bt(r, f, n);
+	if (span_is(f[0], "reset")) {
+		if (n != 1)
 			return fail(r, REF_MARKUP_E_BAD_RESET);
 		ret = deliver(r);
 		if (ret)
@@ -345,10 +321,10 @@ static int do_element(struct ref_markup_reader *r, const char *p, size_t n)
 		r->state = WANT_PID;
 		return 0;
 	}
-	if (span_is(tag, "module"))
-		return do_module(r, c);
-	if (span_is(tag, "mmap"))
-		return do_mmap(r, c);
+	if (span_is(f[0], "module"))
+		return do_module(r, f, n);
+	if (span_is(f[0], "mmap"))
+		return do_mmap(r, f, n);
 	/* Other tags (symbol, data, hexdict, ...) carry nothing a sample needs. */
 	r->stats.skipped++;
 	return 0;
