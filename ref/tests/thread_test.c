@@ -20,7 +20,7 @@ struct run {
 	struct ref_engine *e;
 	int fd;
 	void *map;
-	volatile int done;
+	int done; /* __atomic */
 	uint64_t records;
 };
 
@@ -28,7 +28,7 @@ static void *toggler(void *arg)
 {
 	struct run *r = arg;
 
-	for (int i = 0; !r->done; i++) {
+	for (int i = 0; !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE); i++) {
 		ref_engine_ioctl(r->e, r->fd, (i & 1) ? PECS_IOC_DISABLE : PECS_IOC_ENABLE, 0);
 		if (!(i % 64)) {
 			uint64_t v[2];
@@ -54,7 +54,7 @@ static void *injector(void *arg)
 		ips[0] = (uint64_t)i;
 		assert_true(ref_engine_inject_sample(r->e, r->fd, &s) >= 0);
 	}
-	r->done = 1;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -82,7 +82,8 @@ static void *reader(void *arg)
 		}
 		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 		sched_yield();
-		if (r->done && tail == __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) &&
+		    tail == __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE))
 			break;
 	}
 	return NULL;
