@@ -235,6 +235,42 @@ static void test_from_host(void **state)
 	}
 }
 
+static void test_host_facts(void **state)
+{
+	struct ref_policy root = policy_root(), nobody = policy_nobody(1);
+	struct ref_engine *e = engine_with(&root);
+	struct pecs_host_facts f = {.size = sizeof(f)};
+
+	(void)state;
+	assert_int_equal(ref_engine_host_facts(e, &f), 0);
+	assert_int_equal(f.ncpus, 2);
+	assert_int_equal(f.page_size, 4096);
+	assert_int_equal(f.max_stack, 127);
+	assert_int_equal(f.max_sample_rate, 100000);
+	assert_int_equal(f.mlock_kb, 516);
+	assert_int_equal(f.paranoid, 2);
+	assert_int_equal(f.privileged, 1);
+	assert_int_equal(f.attr_size, 136);
+	assert_memory_equal(f.kernel_release, "ref on ", 7);
+	f.size = 8;
+	assert_int_equal(ref_engine_host_facts(e, &f), -EINVAL);
+	ref_engine_free(e);
+	e = engine_with(&nobody);
+	f.size = sizeof(f);
+	assert_int_equal(ref_engine_host_facts(e, &f), 0);
+	assert_int_equal(f.paranoid, 1);
+	assert_int_equal(f.privileged, 0);
+	ref_engine_free(e);
+	/* zero config fields take the host's values */
+	e = ref_engine_new(NULL);
+	assert_non_null(e);
+	assert_int_equal(ref_engine_host_facts(e, &f), 0);
+	assert_int_equal(f.page_size, sysconf(_SC_PAGESIZE));
+	assert_true(f.ncpus >= 1);
+	assert_true(f.max_stack > 0);
+	ref_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_lsm_hooks),
 		cmocka_unit_test(test_mlock),
 		cmocka_unit_test(test_from_host),
+		cmocka_unit_test(test_host_facts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
