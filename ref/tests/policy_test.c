@@ -261,6 +261,22 @@ static void test_host_facts(void **state)
 	assert_int_equal(f.paranoid, 1);
 	assert_int_equal(f.privileged, 0);
 	ref_engine_free(e);
+	/* a newer caller's config: unknown trailing fields must be zero */
+	{
+		unsigned char big[sizeof(struct ref_config) + 8] = {0};
+		struct ref_config *c = (struct ref_config *)big;
+
+		c->size = sizeof(big);
+		e = ref_engine_new(c);
+		assert_non_null(e);
+		ref_engine_free(e);
+		big[sizeof(struct ref_config) + 1] = 1;
+		assert_null(ref_engine_new(c));
+		assert_int_equal(errno, E2BIG);
+		c->size = 4;
+		assert_null(ref_engine_new(c));
+		assert_int_equal(errno, EINVAL);
+	}
 	/* zero config fields take the host's values */
 	e = ref_engine_new(NULL);
 	assert_non_null(e);
