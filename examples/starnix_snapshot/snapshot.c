@@ -319,6 +319,10 @@ static int snap_set_profiler(void *ctx, int fd, const struct pecs_profiler_strea
 		return -EBADF;
 	if (!s || (s->len && !s->data))
 		return -EINVAL;
+	/* The snapshot starts a profiler session only for events with a fixed sample period,
+	 * so a stream for any other event could never be read. */
+	if (!is_sampling(ev))
+		return -EINVAL;
 	uint8_t *copy = malloc(s->len ? s->len : 1);
 	if (!copy)
 		return -ENOMEM;
