@@ -1,4 +1,4 @@
-/* Engine internals shared by its files: the fd table. Lock held. */
+/* Engine internals shared by its files: the fd table (lock held) and flushing. */
 #ifndef REF_ENGINE_H
 #define REF_ENGINE_H
 
@@ -10,5 +10,12 @@ void ref_engine_fd_remove(struct ref_engine *e, int fd);
 
 int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t pid, int cpu,
 			   int group_fd, unsigned long flags);
+
+/* engine_flush.c: have live profilers deliver the samples a call depends on. Take the
+ * engine lock themselves: call them without it. */
+void ref_engine_flush_for_ioctl(struct ref_engine *e, int fd, unsigned long request,
+				unsigned long arg);
+void ref_engine_flush_for_read(struct ref_engine *e, int fd);
+void ref_engine_flush_ring(struct ref_engine *e, int fd);
 
 #endif /* REF_ENGINE_H */

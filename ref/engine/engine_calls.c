@@ -1,5 +1,6 @@
-/* The public calls: take the engine lock, find the fd, run the event code, then run
- * any profiler hooks it queued with the lock dropped. */
+/* The public calls: flush the live samples they depend on (engine_flush.c), take the
+ * engine lock, find the fd, run the event code, then run any profiler hooks it queued
+ * with the lock dropped. */
 #include <errno.h>
 #include <unistd.h>
 #include <poll.h>
@@ -44,6 +45,7 @@ ssize_t ref_engine_read(struct ref_engine *e, int fd, void *buf, size_t count)
 	struct ref_event *ev;
 	ssize_t ret;
 
+	ref_engine_flush_for_read(e, fd);
 	pthread_mutex_lock(&e->lock);
 	ev = ref_event_lookup(e, fd);
 	ret = ev ? ref_event_read(ev, buf, count) : -EBADF;
@@ -70,6 +72,7 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	struct ref_event *ev;
 	int ret;
 
+	ref_engine_flush_for_ioctl(e, fd, request, arg);
 	pthread_mutex_lock(&e->lock);
 	ev = ref_event_lookup(e, fd);
 	ret = ev ? ref_event_ioctl(ev, request, arg, &d) : -EBADF;
@@ -122,6 +125,7 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
 
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
+	ref_engine_flush_ring(e, fd);
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
 		ev = ref_event_lookup(e, fd);
@@ -168,6 +172,22 @@ int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 	return ret;
 }
 
+int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
+{
+	struct ref_engine *e = ev->e;
+
+	if (!nr)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	if (!ref_attr_is_sampling(&ev->attr)) {
+		pthread_mutex_unlock(&e->lock);
+		return -EINVAL;
+	}
+	ref_event_lost_locked(ev, nr);
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv)
 {
@@ -184,7 +204,9 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 	else if (ev->has_sampler || !ref_attr_is_sampling(&ev->attr))
 		ret = -EINVAL;
 	if (!ret) {
-		memcpy(&ev->ops, ops, sizeof(ev->ops));
+		/* An older caller's struct ends early: its missing hooks stay NULL. */
+		memset(&ev->ops, 0, sizeof(ev->ops));
+		memcpy(&ev->ops, ops, ops->size < sizeof(ev->ops) ? ops->size : sizeof(ev->ops));
 		ev->ops.size = sizeof(ev->ops);
 		ev->priv = priv;
 		ev->has_sampler = 1;

@@ -166,6 +166,7 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 		ev->attr.sample_period = ev->period;
 		ev->attr.flags &= ~PECS_ATTR_FREQ;
 	}
+	ev->last_period = ev->period;
 	if (ref_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
 	    ref_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
 		free(ev);

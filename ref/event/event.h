@@ -29,6 +29,8 @@ struct ref_rb {
 	unsigned mmap_count;
 	size_t nr_pages;           /* 1 + data pages */
 	long user_extra, extra;    /* mlock pages charged, as perf_mmap() splits them */
+	int writable, backward;    /* as created: a read-only mapping overwrites */
+	int paused;                /* PAUSE_OUTPUT */
 	struct ref_event **events; /* attached events (owner and redirected ones) */
 	size_t nr_events, cap_events;
 };
@@ -64,8 +66,13 @@ struct ref_event {
 	uint64_t t_last, c_last;  /* source readings at the last sync */
 	struct ref_source tsrc, csrc;
 	uint64_t lost;            /* samples this event could not write */
+	uint64_t lost_unrecorded; /* of those, profiler drops no LOST record told yet */
 
 	uint64_t period;          /* sampling period, or frequency when attr has FREQ */
+	/* PERF_SAMPLE_PERIOD of a sample that brings none, as hw.last_period: the clock
+	 * events set it once at open (IOC_PERIOD moves only their timer), the others
+	 * take each new period. */
+	uint64_t last_period;
 	int64_t event_limit;      /* REFRESH: overflows left before disabling; 0 = none */
 
 	struct ref_rb *rb;
@@ -163,5 +170,9 @@ struct lost_cookie {
 };
 void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d);
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s);
+void ref_event_lost_locked(struct ref_event *ev, uint64_t nr);
+/* The count a LOST record about to go out through ev's ring carries, given what the
+ * ring itself counted. */
+uint64_t ref_event_lost_to_record(const struct ref_event *ev, uint64_t ring_lost);
 
 #endif /* REF_EVENT_H */

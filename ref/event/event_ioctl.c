@@ -35,6 +35,11 @@ static int ioc_period(struct ref_event *ev, const uint64_t *uptr)
 	}
 	ev->period = value;
 	ev->attr.sample_period = value;
+	/* _perf_event_period() leaves hw.last_period alone; perf_swevent_set_period()
+	 * copies the new period there at the next overflow, the hrtimer of the clock
+	 * events never does (measured: their samples keep the open-time period). */
+	if (!ref_kind_is_clock(ev->kind))
+		ev->last_period = value;
 	return 0;
 }
 
@@ -116,6 +121,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_PAUSE_OUTPUT:
 		if (!ev->rb || ev->rb->nr_pages < 2)
 			return -EINVAL;
+		ev->rb->paused = arg != 0;
 		ref_ring_set_paused(ev->rb->ring, arg != 0);
 		return 0;
 	case PECS_IOC_QUERY_BPF:

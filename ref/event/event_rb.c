@@ -19,6 +19,8 @@ static ssize_t encode_lost(void *arg, const void *cookie, uint64_t lost, void *o
 	struct ref_record_desc d;
 
 	ref_event_record_desc(c ? c->ev : rb->owner, &d);
+	if (c)
+		lost = ref_event_lost_to_record(c->ev, lost);
 	return ref_record_encode_lost(&d, lost, c ? c->s : NULL, out, cap);
 }
 
@@ -123,6 +125,8 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 	rb->owner = ev;
 	rb->extra = extra;
 	rb->user_extra = user_extra;
+	rb->writable = writable;
+	rb->backward = o.backward;
 	ref_ring_set_lost_fn(rb->ring, encode_lost, rb);
 	err = rb_attach(rb, ev);
 	if (err) {

@@ -22,6 +22,13 @@ static int deliver(void *ctx, const struct pecs_sample *s)
 	return ret < 0 ? ret : 0;
 }
 
+static int lost(void *ctx, uint64_t nr)
+{
+	struct glue *g = ctx;
+
+	return ref_event_deliver_lost(g->ev, nr);
+}
+
 static int on_start(void *priv, struct ref_event *ev)
 {
 	struct glue *g = priv;
@@ -61,6 +68,14 @@ static void on_stop(void *priv, struct ref_event *ev)
 		ref_profiler_session_disable(g->session, NULL);
 }
 
+static void on_flush(void *priv, struct ref_event *ev)
+{
+	struct glue *g = priv;
+
+	(void)ev;
+	ref_profiler_session_flush(g->session);
+}
+
 static void on_release(void *priv)
 {
 	struct glue *g = priv;
@@ -74,13 +89,16 @@ static const struct ref_sampler_ops glue_ops = {
 	.start = on_start,
 	.stop = on_stop,
 	.release = on_release,
+	.flush = on_flush,
 };
 
 static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
 		  enum pecs_stream_format output)
 {
 	struct glue *g = calloc(1, sizeof(*g));
-	struct ref_profiler_session_opts opts = { .size = sizeof(opts), .sink = deliver };
+	struct ref_profiler_session_opts opts = {
+		.size = sizeof(opts), .sink = deliver, .lost = lost,
+	};
 	int ret;
 
 	if (!g) {

@@ -26,6 +26,9 @@
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
+/* At most this many samples from one signal; the rest of its overrun counts as dropped.
+ * A 4 ms tick covers 40 periods of 100 us. */
+#define BATCH_MAX 1024u
 
 /* Zircon object types the FXT kernel object records name. */
 #define ZX_OBJ_TYPE_PROCESS 1u
@@ -47,9 +50,12 @@ struct sampler {
 	unsigned max_frames;
 	enum pecs_stream_format output;
 
+	uint64_t period;      /* ns between the timer's expiries */
+
 	/* Written by the handler only (the single producer). */
 	uint64_t taken, dropped;
-	uint64_t time_sum, time_min, time_max;
+	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
+	uint64_t last_time;   /* the latest sample's time */
 	bool announced;
 
 	/* The consumer's current entry, for reads smaller than an entry. */
@@ -125,6 +131,59 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
+/* The samples one signal stands for. A CPU-time timer is checked on scheduler ticks
+ * only, so one signal can cover several periods; the kernel says how many more in
+ * si_overrun. Linux's hrtimer would have taken one sample per period, each with its own
+ * stack and time; the sampler repeats the stack it has and spaces the times one period
+ * apart, ending at the signal (its approximation). */
+static unsigned batch_size(const siginfo_t *si, uint64_t *excess)
+{
+	uint64_t n = 1 + (si->si_overrun > 0 ? (uint64_t)si->si_overrun : 0);
+
+	*excess = n > BATCH_MAX ? n - BATCH_MAX : 0;
+	return n > BATCH_MAX ? BATCH_MAX : (unsigned)n;
+}
+
+static void take_samples(struct sampler *s, const siginfo_t *si, ucontext_t *uc)
+{
+	uint8_t rec[RECORD_MAX];
+	uint64_t ips[REF_STREAM_MAX_FRAMES];
+	uint64_t t0 = now_ns(), dt, excess;
+	unsigned nr_ips = unwind(uc, ips, s->max_frames);
+	unsigned batch = batch_size(si, &excess);
+	struct spsc_entry e = { 0, 0, 0 };
+	int cpu = sched_getcpu();
+	uint64_t taken = 0, dropped = excess;
+
+	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
+	for (unsigned i = 0; i < batch; i++) {
+		uint64_t back = (uint64_t)(batch - 1 - i) * s->period;
+		uint64_t t = back < t0 ? t0 - back : 0;
+
+		/* Times stay strictly increasing and after start, as an hrtimer's would. */
+		if (t <= s->last_time)
+			t = s->last_time + 1;
+		s->last_time = t;
+		e.time = t;
+		e.len = write_record(s, rec, t, ips, nr_ips);
+		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
+			s->announced = true;
+			taken++;
+		} else {
+			dropped++;
+		}
+	}
+	__atomic_store_n(&s->taken, s->taken + taken, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->dropped, s->dropped + dropped, __ATOMIC_RELAXED);
+	dt = now_ns() - t0;
+	s->time_sum += dt;
+	s->signals++;
+	if (s->signals == 1 || dt < s->time_min)
+		s->time_min = dt;
+	if (dt > s->time_max)
+		s->time_max = dt;
+}
+
 static void on_signal(int signo, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
@@ -133,29 +192,8 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
 	(void)signo;
 	__atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	s = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
-	if (s && si->si_code == SI_TIMER && si->si_value.sival_ptr == s) {
-		uint8_t rec[RECORD_MAX];
-		uint64_t ips[REF_STREAM_MAX_FRAMES];
-		uint64_t t0 = now_ns(), dt;
-		unsigned n = unwind(ucv, ips, s->max_frames);
-		struct spsc_entry e = { 0, 0, t0 };
-		int cpu = sched_getcpu();
-
-		e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
-		e.len = write_record(s, rec, t0, ips, n);
-		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
-			s->announced = true;
-			__atomic_store_n(&s->taken, s->taken + 1, __ATOMIC_RELAXED);
-		} else {
-			__atomic_store_n(&s->dropped, s->dropped + 1, __ATOMIC_RELAXED);
-		}
-		dt = now_ns() - t0;
-		s->time_sum += dt;
-		if (s->taken + s->dropped == 1 || dt < s->time_min)
-			s->time_min = dt;
-		if (dt > s->time_max)
-			s->time_max = dt;
-	}
+	if (s && si->si_code == SI_TIMER && si->si_value.sival_ptr == s)
+		take_samples(s, si, ucv);
 	__atomic_sub_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	errno = saved_errno;
 }
@@ -261,6 +299,9 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	int ret;
 
 	s->taken = s->dropped = s->time_sum = s->time_min = s->time_max = 0;
+	s->signals = 0;
+	s->period = p->sampling.period;
+	s->last_time = now_ns();
 	s->announced = false;
 	s->stage_len = s->stage_pos = 0;
 	if (!s->have_buf) {
@@ -320,8 +361,8 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 		return;
 	res->samples_collected = s->taken;
 	res->dropped_buffer_full = s->dropped;
-	if (s->taken + s->dropped) {
-		res->mean_sample_time_us = s->time_sum / (s->taken + s->dropped) / 1000;
+	if (s->signals) {
+		res->mean_sample_time_us = s->time_sum / s->signals / 1000;
 		res->min_sample_time_us = s->time_min / 1000;
 		res->max_sample_time_us = s->time_max / 1000;
 	}

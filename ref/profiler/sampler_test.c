@@ -145,7 +145,8 @@ static void run_and_check(enum ref_profiler_task_kind kind, enum pecs_stream_for
 		assert_int_equal(kept[i].pid, getpid());
 		assert_int_equal(kept[i].tid, gettid());
 		assert_int_equal(kept[i].misc, PECS_MISC_USER);
-		assert_true(kept[i].period == 1000000);
+		/* 0: the event, not the profiler, says what PERF_SAMPLE_PERIOD is. */
+		assert_true(kept[i].period == 0);
 		assert_true(kept[i].cpu < (uint32_t)ncpu);
 		assert_true(kept[i].time >= t0 && kept[i].time <= t1);
 		if (i)
@@ -197,6 +198,41 @@ static void test_full_buffer_drops(void **state)
 	assert_true(res.profiler.dropped_buffer_full >= 10);
 	assert_true(lost_total == res.profiler.dropped_buffer_full);
 	assert_int_equal(res.error.code, REF_STREAM_OK); /* the header alone is a valid stream */
+}
+
+/* Periods shorter than a scheduler tick: a signal stands for all the periods its
+ * overrun says passed, so the count follows CPU time / period (within 10%) with
+ * strictly increasing times, spaced one period apart within a signal. */
+static void check_count(uint64_t period)
+{
+	struct ref_profiler_session *s = new_session(NULL, 0);
+	struct ref_profiler_enable en = {
+		.size = sizeof(en), .period_ns = period, .kind = REF_PROFILER_TASK_THREAD,
+		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
+	};
+	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	uint64_t c0, cpu, expected, got;
+
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
+	pecs_sampler_test_spin(200000000ull);
+	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	ref_profiler_session_free(s);
+	expected = cpu / period;
+	got = (uint64_t)nr_kept + lost_total;
+	if (got * 10 < expected * 9 || got * 10 > expected * 11)
+		fail_msg("%llu samples for %llu ns of CPU at %llu ns", (unsigned long long)got,
+			 (unsigned long long)cpu, (unsigned long long)period);
+	for (int i = 1; i < nr_kept; i++)
+		assert_true(kept[i].time > kept[i - 1].time);
+}
+
+static void test_count_follows_cpu_time(void **state)
+{
+	(void)state;
+	check_count(100000);
+	check_count(1000000);
 }
 
 static void test_refused_configurations(void **state)
@@ -341,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_thread_fxt),
 		cmocka_unit_test(test_process_markup),
 		cmocka_unit_test(test_full_buffer_drops),
+		cmocka_unit_test(test_count_follows_cpu_time),
 		cmocka_unit_test(test_refused_configurations),
 		cmocka_unit_test(test_other_thread),
 		cmocka_unit_test(test_raw_stream_reads),

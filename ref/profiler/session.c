@@ -22,7 +22,6 @@ struct ref_profiler_session {
 	size_t nr_koids;
 
 	bool enabled;
-	uint64_t period_ns;
 	struct ref_stream_decoder *decoder;
 	int decode_ret;
 	uint64_t lost_reported;
@@ -45,10 +44,8 @@ static int forward(void *ctx, const struct pecs_sample *in)
 	out.cpu = s->cur_cpu;
 	if (!out.time)
 		out.time = s->cur_time;
-	/* A live sampler's timer runs at the period it was started with; a script has no
-	 * period of its own, so the event's current one applies (0). */
-	if (!out.period && s->profiler->ops->live)
-		out.period = s->period_ns;
+	/* Period 0: the event's own PERF_SAMPLE_PERIOD applies, which for the clock
+	 * events is the open-time period even after IOC_PERIOD has moved the timer. */
 	return s->opts.sink(s->opts.sink_ctx, &out);
 }
 
@@ -174,7 +171,6 @@ int ref_profiler_session_enable(struct ref_profiler_session *s,
 	}
 	s->decode_ret = 0;
 	s->lost_reported = 0;
-	s->period_ns = en->period_ns;
 	ret = ref_profiler_start(s->profiler, &start);
 	if (ret) {
 		ref_stream_decoder_free(s->decoder);
@@ -194,11 +190,23 @@ int ref_profiler_session_enable(struct ref_profiler_session *s,
 
 int ref_profiler_session_poll(struct ref_profiler_session *s)
 {
-	if (!s->enabled)
-		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+	int ret = 0;
+
 	pthread_mutex_lock(&s->lock);
-	drain_locked(s);
+	if (s->enabled)
+		drain_locked(s);
+	else
+		ret = ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
 	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int ref_profiler_session_flush(struct ref_profiler_session *s)
+{
+	/* A script is read at disable only, which keeps replayed cases deterministic. */
+	if (!s->profiler->ops->live)
+		return 0;
+	ref_profiler_session_poll(s);
 	return 0;
 }
 
@@ -216,11 +224,12 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 	}
 	r.profiler.size = sizeof(r.profiler);
 	ref_profiler_stop(s->profiler, &r.profiler);
+	/* Under the lock to the end: a concurrent flush either drains before this or
+	 * finds the session disabled, never a freed decoder. */
 	pthread_mutex_lock(&s->lock);
 	drain_locked(s); /* stopped: reads until the stream's end */
 	if (!s->decode_ret)
 		s->decode_ret = ref_stream_decoder_finish(s->decoder);
-	pthread_mutex_unlock(&s->lock);
 
 	r.stream.size = sizeof(r.stream);
 	ref_stream_decoder_stats(s->decoder, &r.stream);
@@ -233,6 +242,7 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 	s->decoder = NULL;
 	ref_profiler_reset(s->profiler);
 	s->enabled = false;
+	pthread_mutex_unlock(&s->lock);
 	if (res) {
 		size_t n = res->size && res->size < sizeof(r) ? res->size : sizeof(r);
 

@@ -151,7 +151,11 @@ static void h_release(void *priv)
 
 static void test_sampler_hooks(void **state)
 {
-	static const struct ref_sampler_ops ops = {sizeof(ops), h_start, h_stop, h_release};
+	/* A caller built before flush existed: its struct ends at release. */
+	static const struct ref_sampler_ops ops = {
+		.size = offsetof(struct ref_sampler_ops, release) + sizeof(ops.release),
+		.start = h_start, .stop = h_stop, .release = h_release,
+	};
 	struct ref_policy p = policy_root();
 	struct ref_engine *e = engine_with(&p);
 	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 250000, PECS_SAMPLE_IP);
@@ -204,11 +208,155 @@ static void test_sampler_hooks(void **state)
 	ref_engine_free(e);
 }
 
+/* A profiler that holds its samples until flushed, as the live sampler's buffer does. */
+struct held {
+	struct ref_event *ev;
+	int pending;       /* samples taken, not yet delivered */
+	uint64_t drops;    /* samples it could not keep */
+	int flushes;
+};
+
+static int f_start(void *priv, struct ref_event *ev)
+{
+	((struct held *)priv)->ev = ev;
+	return 0;
+}
+
+static void f_flush(void *priv, struct ref_event *ev)
+{
+	struct held *h = priv;
+	uint64_t ip = 0x1000;
+	struct pecs_sample s = {.size = sizeof(s), .nr_ips = 1, .ips = &ip};
+
+	h->flushes++;
+	for (; h->pending > 0; h->pending--)
+		ref_event_deliver_sample(ev, &s);
+	if (h->drops)
+		assert_int_equal(ref_event_deliver_lost(ev, h->drops), 0);
+	h->drops = 0;
+}
+
+static void f_stop(void *priv, struct ref_event *ev)
+{
+	f_flush(priv, ev);
+}
+
+static void f_release(void *priv)
+{
+	(void)priv;
+}
+
+static const struct ref_sampler_ops held_ops = {
+	.size = sizeof(held_ops), .start = f_start, .stop = f_stop,
+	.release = f_release, .flush = f_flush,
+};
+
+static uint64_t head_of(void *m)
+{
+	return __atomic_load_n(&((struct pecs_mmap_page *)m)->data_head, __ATOMIC_ACQUIRE);
+}
+
+/* Samples taken before PAUSE_OUTPUT(1) are written, those taken while paused are lost
+ * even when the profiler hands them over only after the resume: the ioctl flushes
+ * first. read() flushes too, so LOST is current. */
+static void test_flush_orders_samples(void **state)
+{
+	struct ref_policy p = policy_root();
+	struct ref_engine *e = engine_with(&p);
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 250000, PECS_SAMPLE_IP);
+	struct held h = {0};
+	uint64_t v[2];
+	void *m;
+	int fd;
+
+	(void)state;
+	a.read_format = PECS_FORMAT_LOST;
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL;
+	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
+	assert_int_equal(ref_engine_mmap(e, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &held_ops, &h), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	h.pending = 3;
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PAUSE_OUTPUT, 1), 0);
+	assert_int_equal(head_of(m), 3 * 16);
+	h.pending = 2;
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PAUSE_OUTPUT, 0), 0);
+	assert_int_equal(head_of(m), 3 * 16);
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(v[1], 2);
+	/* Profiler drops count as lost at once, and go out in the next LOST record. */
+	h.drops = 5;
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(v[1], 7);
+	h.pending = 1;
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	{
+		const uint8_t *data = (const uint8_t *)m + PG;
+		struct pecs_record_header hd;
+		uint64_t body[2];
+
+		assert_int_equal(head_of(m), 3 * 16 + 24 + 16);
+		memcpy(&hd, data + 48, sizeof(hd));
+		assert_int_equal(hd.type, PECS_RECORD_LOST);
+		assert_int_equal(hd.size, 24);
+		memcpy(body, data + 56, sizeof(body));
+		assert_int_equal(body[0], event_id(e, fd));
+		assert_int_equal(body[1], 7);
+		memcpy(&hd, data + 72, sizeof(hd));
+		assert_int_equal(hd.type, PECS_RECORD_SAMPLE);
+	}
+	assert_true(h.flushes >= 4);
+	/* Off: drops are not the event's any more (perf_output_begin never ran). */
+	assert_int_equal(ref_event_deliver_lost(h.ev, 3), 0);
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(v[1], 7);
+	ref_engine_close(e, fd);
+	ref_engine_munmap(e, m, 3 * PG);
+	ref_engine_free(e);
+}
+
+/* Drops while the ring already owes a LOST record go out in that one record. */
+static void test_profiler_lost_joins_ring_lost(void **state)
+{
+	struct ref_policy p = policy_root();
+	struct ref_engine *e = engine_with(&p);
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 250000, PECS_SAMPLE_IP);
+	struct held h = {0};
+	uint64_t v[2], body[2];
+	const uint8_t *data;
+	void *m;
+	int fd;
+
+	(void)state;
+	a.read_format = PECS_FORMAT_LOST;
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL;
+	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
+	assert_int_equal(ref_engine_mmap(e, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &held_ops, &h), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PAUSE_OUTPUT, 1), 0);
+	h.pending = 2;
+	h.drops = 4;
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PAUSE_OUTPUT, 0), 0);
+	h.pending = 1;
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(v[1], 6);
+	data = (const uint8_t *)m + PG;
+	assert_int_equal(head_of(m), 24 + 16);
+	memcpy(body, data + 8, sizeof(body));
+	assert_int_equal(body[1], 6);
+	ref_engine_close(e, fd);
+	ref_engine_munmap(e, m, 3 * PG);
+	ref_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_toggle_while_injecting),
 		cmocka_unit_test(test_sampler_hooks),
+		cmocka_unit_test(test_flush_orders_samples),
+		cmocka_unit_test(test_profiler_lost_joins_ring_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

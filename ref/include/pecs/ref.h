@@ -104,6 +104,13 @@ struct ref_sampler_ops {
 	int (*start)(void *priv, struct ref_event *ev);
 	void (*stop)(void *priv, struct ref_event *ev);
 	void (*release)(void *priv);
+	/* Optional: delivers every sample taken so far before it returns. Linux writes a
+	 * sample at the overflow itself, so a call made after it sees it; a profiler that
+	 * hands samples over later is flushed first by the calls that depend on them:
+	 * read(2) (counts, LOST), poll(2), and the RESET, REFRESH, PERIOD, SET_OUTPUT and
+	 * PAUSE_OUTPUT ioctls (each applies to later samples only). Not under the engine
+	 * lock; it may run while the event is disabled, and then has nothing to do. */
+	void (*flush)(void *priv, struct ref_event *ev);
 };
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv);
@@ -125,5 +132,11 @@ int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
  * (sample dropped), or a negative errno. */
 #define REF_DELIVER_OFF 1
 int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s);
+
+/* nr samples the profiler took but could not keep (its own buffer was full): lost, as
+ * perf_output_begin() counts a sample that finds no room. They add to the event's LOST
+ * (read(2)) and go out in the next PERF_RECORD_LOST of its ring. Ignored, as on Linux,
+ * while the event is off or has no ring with data pages. 0 or a negative errno. */
+int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr);
 
 #endif /* PECS_REF_H */

@@ -1,11 +1,9 @@
 /* Wires a profiler session to a sampling event of the reference engine: the event's
  * ENABLE configures and starts the session (period, call graph and task from the
- * event), its DISABLE stops, drains and resets it before returning, and the event's
- * release frees it. Samples go to ref_event_deliver_sample().
- *
- * Samples the live sampler drops on a full buffer are not yet reported to the event
- * (ref.h has no call to add to an event's LOST count); they appear in the session's
- * result only.
+ * event), its DISABLE stops, drains and resets it before returning, the engine's flush
+ * drains a live session, and the event's release frees it. Samples go to
+ * ref_event_deliver_sample(); samples the live sampler drops on a full buffer go to
+ * ref_event_deliver_lost(), the event's LOST.
  */
 #ifndef PECS_PROFILER_ATTACH_H
 #define PECS_PROFILER_ATTACH_H

@@ -10,8 +10,8 @@
  * disable(), on the caller's thread, which keeps conformance cases deterministic.
  *
  * Samples reach the sink with cpu and time from the profiler when the stream itself
- * has none (markup has no timestamps), and, from a live sampler, the period its timer
- * ran at; a replayed sample keeps period 0, the event's current period.
+ * has none (markup has no timestamps), and period 0: the event decides what
+ * PERF_SAMPLE_PERIOD says (a clock event keeps its open-time period, as Linux does).
  */
 #ifndef PECS_PROFILER_SESSION_H
 #define PECS_PROFILER_SESSION_H
@@ -68,6 +68,10 @@ int ref_profiler_session_enable(struct ref_profiler_session *s,
 				const struct ref_profiler_enable *en);
 /* Delivers what the profiler has written so far. */
 int ref_profiler_session_poll(struct ref_profiler_session *s);
+/* The engine's flush: for a live profiler, delivers every sample taken so far before
+ * returning (the samples of the calling thread's own signals are all in its buffer by
+ * then); a replay profiler still waits for disable. 0 also when not enabled. */
+int ref_profiler_session_flush(struct ref_profiler_session *s);
 /* Stop, drain to the end of the stream, Reset. A malformed stream is not a failure of
  * disable: the samples before the bad byte were delivered and res->error says where it
  * stopped. -EBUSY when not enabled. */
