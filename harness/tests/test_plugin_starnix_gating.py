@@ -63,6 +63,22 @@ def test_every_expectation_names_the_snapshots_bug(baseline):
         assert re.search(r"fxbug\.dev/\d{9}\b", reason), line
 
 
+def test_every_failure_is_a_documented_quirk_and_the_file_is_current(baseline, tmp_path):
+    """examples/starnix_snapshot/expectations.py explains each failure by a quirk of the
+    snapshot (or exits 1), and what it writes is the committed file."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = next(p for p in (os.path.join(os.getcwd(), "examples/starnix_snapshot/expectations.py"),
+                              os.path.join(here, "../../examples/starnix_snapshot/expectations.py"))
+                  if os.path.exists(p))
+    _, _, res = baseline
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(res))
+    r = subprocess.run(["/usr/bin/python3", script, str(results)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == open(expectations_file()).read().strip()
+
+
 def test_each_documented_quirk_shows_up_as_an_xfail(baseline):
     _, _, res = baseline
     xfail = {r["id"]: r for r in res["results"] if r["status"] == "XFAIL"}
