@@ -137,11 +137,19 @@ static int record_at(const uint8_t *ring, size_t len, size_t off, size_t *start)
 	return idx;
 }
 
+/* Records in a span of perf records, counting a malformed tail as one more. */
+static int count_records(const uint8_t *ring, size_t len)
+{
+	size_t start;
+
+	return len ? record_at(ring, len, len, &start) + (start < len) : 0;
+}
+
 const char *pecs_replay_diff(const uint8_t *got, size_t got_len, const uint8_t *want,
 			     size_t want_len, char *buf, size_t buflen)
 {
 	size_t n = got_len < want_len ? got_len : want_len, off = n, start;
-	int idx;
+	int idx, used;
 
 	for (size_t i = 0; i < n; i++) {
 		if (got[i] != want[i]) {
@@ -153,6 +161,12 @@ const char *pecs_replay_diff(const uint8_t *got, size_t got_len, const uint8_t *
 		snprintf(buf, buflen, "no difference");
 		return buf;
 	}
+	used = snprintf(buf, buflen, "%d records, want %d; ", count_records(got, got_len),
+			count_records(want, want_len));
+	if (used < 0 || (size_t)used >= buflen)
+		return buf;
+	buf += used;
+	buflen -= (size_t)used;
 	idx = record_at(want_len > off ? want : got, want_len > off ? want_len : got_len, off,
 			&start);
 	if (off < n)
@@ -162,14 +176,14 @@ const char *pecs_replay_diff(const uint8_t *got, size_t got_len, const uint8_t *
 		snprintf(buf, buflen, "records missing from byte %zu (record %d on)", off, idx);
 	else
 		snprintf(buf, buflen, "extra records from byte %zu (record %d on)", off, idx);
-	return buf;
+	return buf - used;
 }
 
 int pecs_replay_check_vector(const struct pecs_vec_stream *v, const struct pecs_replay_out *out,
 			     size_t chunk, char *msg, size_t msglen)
 {
 	uint8_t want[8192], got[8192];
-	char diff[160];
+	char diff[256];
 	size_t len = v->ring_len;
 
 	if (len > sizeof(want)) {
