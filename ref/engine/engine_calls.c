@@ -157,6 +157,8 @@ int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sam
 	pthread_mutex_lock(&e->lock);
 	ev = ref_event_lookup(e, fd);
 	ret = ev ? ref_event_deliver_locked(ev, s) : -EBADF;
+	if (ret >= 0)
+		ev->injected = 1;
 	pthread_mutex_unlock(&e->lock);
 	return ret == REF_DELIVER_OFF ? 0 : ret;
 }
@@ -167,7 +169,7 @@ int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 	int ret;
 
 	pthread_mutex_lock(&e->lock);
-	ret = ref_event_deliver_locked(ev, s);
+	ret = ev->injected ? REF_DELIVER_OFF : ref_event_deliver_locked(ev, s);
 	pthread_mutex_unlock(&e->lock);
 	return ret;
 }
@@ -183,7 +185,8 @@ int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
 		pthread_mutex_unlock(&e->lock);
 		return -EINVAL;
 	}
-	ref_event_lost_locked(ev, nr);
+	if (!ev->injected)
+		ref_event_lost_locked(ev, nr);
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }

@@ -81,6 +81,7 @@ struct ref_event {
 	struct ref_sampler_ops ops;
 	void *priv;
 	int has_sampler;
+	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
 };
 
 struct ref_engine {

@@ -19,6 +19,7 @@
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
+#include "cpu_ticker.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
 
@@ -26,8 +27,7 @@
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
-/* At most this many samples from one signal; the rest of its overrun counts as dropped.
- * A 4 ms tick covers 40 periods of 100 us. */
+/* At most this many samples from one signal; the rest count as dropped. */
 #define BATCH_MAX 1024u
 
 /* Zircon object types the FXT kernel object records name. */
@@ -43,14 +43,14 @@ struct sampler {
 	struct ref_sampler_opts opts;
 	struct spsc_buffer buf;
 	bool have_buf;
-	timer_t timer;
-	bool have_timer;
+	struct cpu_ticker ticker;
 	pid_t pid, tid;
 	clockid_t clock;
+	unsigned rate;        /* the clock's speed limit against wall time (cpu_ticker) */
 	unsigned max_frames;
 	enum pecs_stream_format output;
 
-	uint64_t period;      /* ns between the timer's expiries */
+	uint64_t period;      /* ns of CPU time between samples */
 
 	/* Written by the handler only (the single producer). */
 	uint64_t taken, dropped;
@@ -131,29 +131,33 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
-/* The samples one signal stands for. A CPU-time timer is checked on scheduler ticks
- * only, so one signal can cover several periods; the kernel says how many more in
- * si_overrun. Linux's hrtimer would have taken one sample per period, each with its own
- * stack and time; the sampler repeats the stack it has and spaces the times one period
- * apart, ending at the signal (its approximation). */
-static unsigned batch_size(const siginfo_t *si, uint64_t *excess)
+/* The samples one signal stands for: every period the CPU-time clock passed since the
+ * last signal (usually one; more when the signal came late, on a busy machine). Linux's
+ * hrtimer would have taken each at its own moment with its own stack; the sampler
+ * repeats the stack it has and spaces the times one period apart, ending at the signal
+ * (its approximation). */
+static unsigned batch_size(struct sampler *s, uint64_t *excess)
 {
-	uint64_t n = 1 + (si->si_overrun > 0 ? (uint64_t)si->si_overrun : 0);
+	uint64_t n = cpu_ticker_take(&s->ticker);
 
 	*excess = n > BATCH_MAX ? n - BATCH_MAX : 0;
 	return n > BATCH_MAX ? BATCH_MAX : (unsigned)n;
 }
 
-static void take_samples(struct sampler *s, const siginfo_t *si, ucontext_t *uc)
+static void take_samples(struct sampler *s, ucontext_t *uc)
 {
 	uint8_t rec[RECORD_MAX];
 	uint64_t ips[REF_STREAM_MAX_FRAMES];
 	uint64_t t0 = now_ns(), dt, excess;
-	unsigned nr_ips = unwind(uc, ips, s->max_frames);
-	unsigned batch = batch_size(si, &excess);
+	unsigned batch = batch_size(s, &excess), nr_ips;
 	struct spsc_entry e = { 0, 0, 0 };
-	int cpu = sched_getcpu();
+	int cpu;
 	uint64_t taken = 0, dropped = excess;
+
+	if (!batch && !excess)
+		return; /* a late signal whose periods an earlier one took */
+	nr_ips = unwind(uc, ips, s->max_frames);
+	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	for (unsigned i = 0; i < batch; i++) {
@@ -192,8 +196,8 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
 	(void)signo;
 	__atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	s = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
-	if (s && si->si_code == SI_TIMER && si->si_value.sival_ptr == s)
-		take_samples(s, si, ucv);
+	if (s && si->si_code == SI_QUEUE && si->si_value.sival_ptr == s)
+		take_samples(s, ucv);
 	__atomic_sub_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	errno = saved_errno;
 }
@@ -209,8 +213,8 @@ static int install_handler(int signo)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	/* Left installed after stop: a timer signal already queued when the timer is
-	 * deleted would otherwise meet SIGPROF's default action and end the process. */
+	/* Left installed after stop: a signal already queued when the ticker
+	 * stops would otherwise meet SIGPROF's default action and end the process. */
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
 	__atomic_store_n(&installed[signo], 1, __ATOMIC_RELEASE);
@@ -232,6 +236,13 @@ static void warm_unwinder(void)
 			;
 }
 
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
 static bool thread_of_this_process(pid_t tid)
 {
 	return syscall(SYS_tgkill, getpid(), tid, 0) == 0;
@@ -250,6 +261,7 @@ static int sampler_configure(struct ref_profiler *p)
 		s->pid = self;
 		s->tid = (pid_t)t->koid;
 		s->clock = cpu_clock(s->tid, true);
+		s->rate = 1;
 		break;
 	case REF_PROFILER_TASK_PROCESS:
 		if (t->koid != (uint64_t)self)
@@ -257,6 +269,7 @@ static int sampler_configure(struct ref_profiler *p)
 		s->pid = self;
 		s->tid = t->thread ? (pid_t)t->thread : self;
 		s->clock = cpu_clock(self, false);
+		s->rate = online_cpus();
 		break;
 	default:
 		return REF_PROFILER_INVALID_CONFIGURATION;
@@ -293,8 +306,6 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 {
 	struct sampler *s = p->impl;
-	struct sigevent sev;
-	struct itimerspec its;
 	struct sampler *none = NULL;
 	int ret;
 
@@ -322,23 +333,9 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 					 __ATOMIC_SEQ_CST))
 		return REF_PROFILER_BAD_STATE;
 
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = s->opts.signo;
-	sev.sigev_value.sival_ptr = s;
-	sev._sigev_un._tid = s->tid;
-	if (timer_create(s->clock, &sev, &s->timer) < 0) {
-		ret = -errno;
+	ret = cpu_ticker_start(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo, s);
+	if (ret) {
 		__atomic_store_n(&active, NULL, __ATOMIC_SEQ_CST);
-		return ret;
-	}
-	s->have_timer = true;
-	its.it_value.tv_sec = p->sampling.period / 1000000000u;
-	its.it_value.tv_nsec = p->sampling.period % 1000000000u;
-	its.it_interval = its.it_value;
-	if (timer_settime(s->timer, 0, &its, NULL) < 0) {
-		ret = -errno;
-		sampler_stop(p, NULL);
 		return ret;
 	}
 	return 0;
@@ -349,10 +346,7 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 	struct sampler *s = p->impl;
 	struct sampler *me = s;
 
-	if (s->have_timer) {
-		timer_delete(s->timer);
-		s->have_timer = false;
-	}
+	cpu_ticker_stop(&s->ticker);
 	__atomic_compare_exchange_n(&active, &me, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	/* A handler that saw `active` before it was cleared finishes before we go on. */
 	while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST))

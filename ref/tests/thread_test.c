@@ -350,6 +350,39 @@ static void test_profiler_lost_joins_ring_lost(void **state)
 	ref_engine_free(e);
 }
 
+/* Once a caller injects, the ring holds exactly what it injected. */
+static void test_injection_mutes_profiler(void **state)
+{
+	struct ref_policy p = policy_root();
+	struct ref_engine *e = engine_with(&p);
+	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 250000, PECS_SAMPLE_IP);
+	struct held h = {0};
+	uint64_t ip = 0x2000, v[2];
+	struct pecs_sample s = {.size = sizeof(s), .nr_ips = 1, .ips = &ip};
+	void *m;
+	int fd;
+
+	(void)state;
+	a.read_format = PECS_FORMAT_LOST;
+	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
+	assert_int_equal(ref_engine_mmap(e, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &held_ops, &h), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	h.pending = 1;
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(head_of(m), 16); /* the profiler's, before any injection */
+	assert_int_equal(ref_engine_inject_sample(e, fd, &s), 0);
+	h.pending = 2;
+	h.drops = 3;
+	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);
+	assert_int_equal(v[1], 0);
+	assert_int_equal(head_of(m), 32);
+	assert_int_equal(ref_event_deliver_sample(h.ev, &s), REF_DELIVER_OFF);
+	ref_engine_close(e, fd);
+	ref_engine_munmap(e, m, 3 * PG);
+	ref_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_sampler_hooks),
 		cmocka_unit_test(test_flush_orders_samples),
 		cmocka_unit_test(test_profiler_lost_joins_ring_lost),
+		cmocka_unit_test(test_injection_mutes_profiler),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

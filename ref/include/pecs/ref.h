@@ -85,7 +85,9 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms);
 /* Hands one decoded sample to a sampling event, as an overflow would: honours the
  * enabled state, PAUSE_OUTPUT, REFRESH, SET_OUTPUT and wakeups. 0 when handled
  * (written, counted lost or dropped because the event is off); -EINVAL for a counting
- * event; -EBADF for an unknown fd. */
+ * event; -EBADF for an unknown fd. From the first injection on, the event is the
+ * caller's to drive: samples and losses its profiler delivers are dropped, so what
+ * reaches the ring is exactly what was injected. */
 int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sample *s);
 
 /* The limits and privileges the engine runs with. */

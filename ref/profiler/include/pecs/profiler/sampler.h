@@ -1,7 +1,9 @@
-/* The live sampler: a CPU-time timer signals the target thread every period; the
+/* The live sampler: a ticker thread signals the target thread each time its CPU-time
+ * clock passes another period (cpu_ticker.h says why not a POSIX CPU-time timer); the
  * handler unwinds the interrupted context with libunwind and appends one backtrace
- * record (FXT, or markup when configured so) to a lock-free buffer that the session's
- * collector drains.
+ * record per period passed (FXT, or markup when configured so) to a lock-free buffer
+ * that the session's collector drains. When one signal stands for several periods (it
+ * came late), the records repeat its stack with times one period apart.
  *
  * Targets: a thread of this process (its thread CPU-time clock: CPU_CLOCK-like) or
  * this process (the process CPU-time clock: TASK_CLOCK-like, signals delivered to

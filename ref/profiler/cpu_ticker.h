@@ -1,0 +1,53 @@
+/* Signals a thread each time a CPU-time clock passes another multiple of a period: the
+ * live sampler's stand-in for the hrtimer Linux's cpu-clock and task-clock events use.
+ *
+ * POSIX CPU-time timers (timer_create on a CPU clock) expire only on scheduler ticks,
+ * measured here as 4 ms: a 100 us period would give one signal per 40 periods, and a
+ * 2 ms burst of CPU often none at all. The ticker instead runs a thread that reads the
+ * clock (exact, not tick-based), sleeps until the next multiple could be reached, and
+ * queues signo to the target thread with value when it is. The handler calls
+ * cpu_ticker_take(), which reads the clock again and says how many periods passed since
+ * the last take: usually 1, more when the signal came late (a busy machine).
+ *
+ * Private to ref/profiler.
+ */
+#ifndef REF_PROFILER_CPU_TICKER_H
+#define REF_PROFILER_CPU_TICKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct cpu_ticker {
+	clockid_t clock;
+	uint64_t period;   /* clock ns */
+	uint64_t origin;   /* the clock at start */
+	unsigned rate;     /* how much faster than wall time the clock may run: 1 for a
+			    * thread, the CPU count for a process */
+	pid_t pid, tid;
+	int signo;
+	void *value;
+
+	uint64_t taken;    /* periods handed out by take() */
+	int in_flight;     /* a signal was queued and not yet taken */
+	uint64_t sent;     /* signals queued */
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	bool running;
+};
+
+/* Starts the ticker thread. 0 or a negative errno. */
+int cpu_ticker_start(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
+		     pid_t tid, int signo, void *value);
+/* Stops and joins the thread; no signal is queued after it returns (one queued before
+ * may still arrive). Safe on a ticker that never started. */
+void cpu_ticker_stop(struct cpu_ticker *t);
+/* From the signal handler (async-signal-safe): periods passed since the last take. */
+uint64_t cpu_ticker_take(struct cpu_ticker *t);
+
+#endif /* REF_PROFILER_CPU_TICKER_H */
