@@ -289,8 +289,7 @@ int snap_collect(struct snap_event *ev, long page_size)
 		collect_fxt(ev, ev->stream, ev->stream_len, page_size);
 	else if (got > 0)
 		err = collect_text(ev, &r, page_size); /* the peeked bytes are not parsed */
-	free(ev->stream);
-	ev->stream = NULL;
-	ev->stream_len = 0;
+	/* The stream stays installed: the next ENABLE starts a new session that writes it
+	 * again from the start, as a real profiler would for a new session. */
 	return err;
 }

@@ -48,7 +48,7 @@ RULES = [
     ("write", r"^Required\.Read\.Write\.", None),
     ("text", r"Profiler\.Markup\.(LineSplit|OneSamplePerBlock)", None),
     ("koids", r"KoidMap\.|FuchsiaUnitTestExample", None),
-    ("misc", r"^Required\.Profiler\.", r"got 0x01, want 0x02"),
+    ("misc", r"^Required\.Profiler\.", r"got 0x01, want 0x02|ring holds \d+ bytes, want"),
     ("ioctl", None, r"pecs_cnt_id|PECS_IOC_ID"),
     ("ioctl", r"Ioctl\.(Id|Period|Refresh|SetBpf|SetFilter|QueryBpf|ModifyAttributes|"
               r"SetOutput|PauseOutput)\.", None),

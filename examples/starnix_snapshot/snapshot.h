@@ -33,8 +33,8 @@ struct snap_event {
 	size_t stream_chunk;
 };
 
-/* Parses the installed profiler stream and writes its samples into ev's memory, as the
- * snapshot does at DISABLE. Returns 0 or -errno. */
+/* Parses the installed profiler stream (from its start: one session's output) and writes
+ * its samples into ev's memory, as the snapshot does at DISABLE. Returns 0 or -errno. */
 int snap_collect(struct snap_event *ev, long page_size);
 
 #endif /* STARNIX_SNAPSHOT_H */

@@ -213,6 +213,21 @@ static void fxt_samples_carry_the_leaders_id(void **state)
 	impl->munmap(ctx, r.map, r.len);
 }
 
+static void each_session_replays_the_stream(void **state)
+{
+	(void)state;
+	static const char text[] = "{{{reset}}}\n7\n8\n{{{bt:0:0x1000:pc}}}\n";
+	struct ring r;
+	sample_run(&r, text, strlen(text), 0);
+	const struct pecs_mmap_page *m = (const void *)r.map;
+	uint64_t one = m->data_head;
+	assert_true(one > 0);
+	assert_int_equal(impl->ioctl(ctx, r.member, PECS_IOC_ENABLE, 0), 0);
+	assert_int_equal(impl->ioctl(ctx, r.member, PECS_IOC_DISABLE, 0), 0);
+	assert_int_equal(m->data_head, 2 * one);
+	impl->munmap(ctx, r.map, r.len);
+}
+
 static const char markup[] = "{{{reset}}}\n42\n43\n{{{bt:0:0x1000:pc}}}\n{{{bt:1:0x2000:ra}}}\n";
 
 static void text_in_one_read_is_one_sample(void **state)
@@ -261,6 +276,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(nine_ioctls_enosys, setup, teardown),
 		cmocka_unit_test_setup_teardown(metadata_page_is_hard_coded, setup, teardown),
 		cmocka_unit_test_setup_teardown(fxt_samples_carry_the_leaders_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(each_session_replays_the_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_in_one_read_is_one_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_line_split_across_reads_is_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_without_reset_loses_its_first_bytes, setup,
