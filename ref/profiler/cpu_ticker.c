@@ -22,7 +22,7 @@ static int read_clock(clockid_t clock, uint64_t *ns)
 	return 0;
 }
 
-static int queue_signal(struct cpu_ticker *t)
+static int queue_signal(struct cpu_ticker *t, void *value)
 {
 	siginfo_t si;
 
@@ -31,7 +31,7 @@ static int queue_signal(struct cpu_ticker *t)
 	si.si_code = SI_QUEUE;
 	si.si_pid = t->pid;
 	si.si_uid = getuid();
-	si.si_value.sival_ptr = t->value;
+	si.si_value.sival_ptr = value;
 	if (syscall(SYS_rt_tgsigqueueinfo, t->pid, t->tid, t->signo, &si) < 0)
 		return -errno;
 	return 0;
@@ -61,7 +61,7 @@ static void *run(void *arg)
 		taken = __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE);
 		if (due > taken && !__atomic_load_n(&t->in_flight, __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(&t->in_flight, 1, __ATOMIC_RELEASE);
-			if (queue_signal(t) < 0)
+			if (queue_signal(t, t->value) < 0)
 				break;
 			t->sent++;
 		}
@@ -137,18 +137,31 @@ void cpu_ticker_stop(struct cpu_ticker *t)
 	t->running = false;
 }
 
-uint64_t cpu_ticker_take(struct cpu_ticker *t)
+uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
 {
 	uint64_t now, due, taken = __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE), n = 0;
 
+	*late = 0;
 	/* clock_gettime is async-signal-safe; the handler is the only writer of taken. */
 	if (read_clock(t->clock, &now) == 0 && now >= t->origin) {
 		due = (now - t->origin) / t->period;
 		if (due > taken) {
 			n = due - taken;
+			*late = now - (t->origin + due * t->period);
 			__atomic_store_n(&t->taken, due, __ATOMIC_RELEASE);
 		}
 	}
 	__atomic_store_n(&t->in_flight, 0, __ATOMIC_RELEASE);
 	return n;
+}
+
+int cpu_ticker_kick(struct cpu_ticker *t, void *value)
+{
+	uint64_t now;
+
+	if (!t->running || read_clock(t->clock, &now) < 0 || now < t->origin ||
+	    (now - t->origin) / t->period <= __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE))
+		return 0;
+	/* A signal a thread sends itself is handled before the system call returns. */
+	return queue_signal(t, value) == 0;
 }

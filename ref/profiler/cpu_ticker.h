@@ -47,7 +47,12 @@ int cpu_ticker_start(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint6
 /* Stops and joins the thread; no signal is queued after it returns (one queued before
  * may still arrive). Safe on a ticker that never started. */
 void cpu_ticker_stop(struct cpu_ticker *t);
-/* From the signal handler (async-signal-safe): periods passed since the last take. */
-uint64_t cpu_ticker_take(struct cpu_ticker *t);
+/* From the signal handler (async-signal-safe): periods passed since the last take;
+ * *late is how much CPU time has run since the latest of them ended. */
+uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late);
+/* Queues a signal with value now if a period has passed that no signal covers yet,
+ * rather than waiting for the thread to notice. On the target thread itself the
+ * handler has run by the time this returns. 1 when a signal was queued. */
+int cpu_ticker_kick(struct cpu_ticker *t, void *value);
 
 #endif /* REF_PROFILER_CPU_TICKER_H */

@@ -23,6 +23,9 @@ struct ref_profiler_ops {
 	/* cpu/time describe the sample the bytes belong to, when the kind knows them. */
 	ssize_t (*read)(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
 			uint64_t *time);
+	/* Optional: hand over now what has been taken but not yet written (the session's
+	 * flush calls it before draining). */
+	void (*catch_up)(struct ref_profiler *p);
 	void (*reset)(struct ref_profiler *p);
 	void (*destroy)(struct ref_profiler *p);
 };

@@ -56,6 +56,8 @@ struct sampler {
 	uint64_t taken, dropped;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
+	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest real signal's stack */
+	unsigned nr_ips;
 	bool announced;
 
 	/* The consumer's current entry, for reads smaller than an entry. */
@@ -133,35 +135,39 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 
 /* The samples one signal stands for: every period the CPU-time clock passed since the
  * last signal (usually one; more when the signal came late, on a busy machine). Linux's
- * hrtimer would have taken each at its own moment with its own stack; the sampler
- * repeats the stack it has and spaces the times one period apart, ending at the signal
- * (its approximation). */
-static unsigned batch_size(struct sampler *s, uint64_t *excess)
+ * hrtimer takes each at the moment its period ends, with the stack of that moment; the
+ * sampler repeats the stack it has and dates each sample back to when its period
+ * ended, as if the thread had run without a break since (its approximation; exact for
+ * the latest period of a thread that was running). */
+static unsigned batch_size(struct sampler *s, uint64_t *excess, uint64_t *late)
 {
-	uint64_t n = cpu_ticker_take(&s->ticker);
+	uint64_t n = cpu_ticker_take(&s->ticker, late);
 
 	*excess = n > BATCH_MAX ? n - BATCH_MAX : 0;
 	return n > BATCH_MAX ? BATCH_MAX : (unsigned)n;
 }
 
-static void take_samples(struct sampler *s, ucontext_t *uc)
+/* kicked: the signal came from a flush or stop on the target thread rather than from
+ * the ticker. Its context is the engine's own code, so the stack of the latest real
+ * signal stands in for the periods the ticker had not got to yet. */
+static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 {
 	uint8_t rec[RECORD_MAX];
-	uint64_t ips[REF_STREAM_MAX_FRAMES];
-	uint64_t t0 = now_ns(), dt, excess;
-	unsigned batch = batch_size(s, &excess), nr_ips;
+	uint64_t t0 = now_ns(), dt, excess, late;
+	unsigned batch = batch_size(s, &excess, &late);
 	struct spsc_entry e = { 0, 0, 0 };
 	int cpu;
 	uint64_t taken = 0, dropped = excess;
 
 	if (!batch && !excess)
 		return; /* a late signal whose periods an earlier one took */
-	nr_ips = unwind(uc, ips, s->max_frames);
+	if (!kicked || !s->nr_ips)
+		s->nr_ips = unwind(uc, s->ips, s->max_frames);
 	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	for (unsigned i = 0; i < batch; i++) {
-		uint64_t back = (uint64_t)(batch - 1 - i) * s->period;
+		uint64_t back = late + (uint64_t)(batch - 1 - i) * s->period;
 		uint64_t t = back < t0 ? t0 - back : 0;
 
 		/* Times stay strictly increasing and after start, as an hrtimer's would. */
@@ -169,7 +175,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 			t = s->last_time + 1;
 		s->last_time = t;
 		e.time = t;
-		e.len = write_record(s, rec, t, ips, nr_ips);
+		e.len = write_record(s, rec, t, s->ips, s->nr_ips);
 		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
@@ -197,7 +203,9 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
 	__atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	s = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
 	if (s && si->si_code == SI_QUEUE && si->si_value.sival_ptr == s)
-		take_samples(s, ucv);
+		take_samples(s, ucv, false);
+	else if (s && si->si_code == SI_QUEUE && si->si_value.sival_ptr == &s->ticker)
+		take_samples(s, ucv, true);
 	__atomic_sub_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
 	errno = saved_errno;
 }
@@ -311,6 +319,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 
 	s->taken = s->dropped = s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
+	s->nr_ips = 0;
 	s->period = p->sampling.period;
 	s->last_time = now_ns();
 	s->announced = false;
@@ -346,6 +355,8 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 	struct sampler *s = p->impl;
 	struct sampler *me = s;
 
+	/* The periods up to now are the run's, whether or not the ticker saw them. */
+	cpu_ticker_kick(&s->ticker, &s->ticker);
 	cpu_ticker_stop(&s->ticker);
 	__atomic_compare_exchange_n(&active, &me, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	/* A handler that saw `active` before it was cleared finishes before we go on. */
@@ -386,6 +397,13 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 	return n;
 }
 
+static void sampler_catch_up(struct ref_profiler *p)
+{
+	struct sampler *s = p->impl;
+
+	cpu_ticker_kick(&s->ticker, &s->ticker);
+}
+
 static void sampler_reset(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
@@ -410,6 +428,7 @@ static const struct ref_profiler_ops sampler_ops = {
 	.start = sampler_start,
 	.stop = sampler_stop,
 	.read = sampler_read,
+	.catch_up = sampler_catch_up,
 	.reset = sampler_reset,
 	.destroy = sampler_destroy,
 };

@@ -206,7 +206,13 @@ int ref_profiler_session_flush(struct ref_profiler_session *s)
 	/* A script is read at disable only, which keeps replayed cases deterministic. */
 	if (!s->profiler->ops->live)
 		return 0;
-	ref_profiler_session_poll(s);
+	pthread_mutex_lock(&s->lock);
+	if (s->enabled) {
+		if (s->profiler->ops->catch_up)
+			s->profiler->ops->catch_up(s->profiler);
+		drain_locked(s);
+	}
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 

@@ -1,0 +1,121 @@
+/* Live sampling against the CPU time it stands for. A cpu-clock or task-clock event
+ * samples from an hrtimer that fires every sample_period ns of the task's runtime
+ * (perf_swevent_hrtimer in kernel/events/core.c), so over a CPU-bound stretch the
+ * number of samples follows the event's own count / period, and the sampled IPs are
+ * where the thread was spending that time. Both are measured on this kernel (6.18): a
+ * 1 ms period over ~250 ms of CPU gives count / period samples within 1-2, and all but
+ * a few IPs lie in the loop burning the CPU.
+ *
+ * The loop lives alone in its own text section, so the linker's __start_/__stop_
+ * symbols give its exact address range in any build (static included). It reads the
+ * thread's CPU clock only every few hundred microseconds: an exclude_kernel event
+ * skips samples whose timer fires in the kernel, and a clock read is a system call. */
+#include <sys/mman.h>
+#include <time.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 1000000ull
+#define BURN_NS 250000000ull
+#define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID)
+
+extern const char __start_pecs_busy_text[], __stop_pecs_busy_text[];
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((noinline, section("pecs_busy_text"))) void pecs_sampling_busy(uint64_t ns)
+{
+	volatile uint64_t sink = 0;
+	uint64_t end = thread_cpu_ns() + ns;
+
+	while (thread_cpu_ns() < end)
+		for (uint64_t i = 0; i < 300000; i++)
+			sink += i;
+}
+
+struct tally {
+	uint64_t samples, lost, inside, own_tid;
+};
+
+/* Enable, burn, disable; then count what the ring holds. *count is the event's value. */
+static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count)
+{
+	const struct pecs_record_header *rec;
+	struct pecs_parsed_sample s;
+	struct pecs_attr a;
+	struct pecs_ring r;
+	uint64_t lo = (uint64_t)(uintptr_t)__start_pecs_busy_text;
+	uint64_t hi = (uint64_t)(uintptr_t)__stop_pecs_busy_text;
+	uint64_t id, lost;
+	int fd, ret;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
+	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL;
+	fd = pecs_open(t, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return fd;
+	/* 64 KiB: room for ~2700 samples of 24 bytes, ten times what the burn makes. */
+	if ((ret = pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r)) < 0 ||
+	    (ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
+		return ret;
+	pecs_sampling_busy(BURN_NS);
+	if ((ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0)) < 0 ||
+	    (ret = pecs_event_value(t, fd, count)) < 0)
+		return ret;
+	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
+		if (rec->type == PECS_RECORD_LOST) {
+			if (pecs_parse_lost(rec, &id, &lost) < 0)
+				return -EBADMSG;
+			out->lost += lost;
+			continue;
+		}
+		if (rec->type != PECS_RECORD_SAMPLE)
+			continue;
+		if (pecs_parse_sample(rec, ST, 0, &s) < 0)
+			return -EBADMSG;
+		out->samples++;
+		out->inside += s.ip >= lo && s.ip < hi;
+		out->own_tid += s.tid == (uint32_t)pecs_gettid();
+	}
+	return ret;
+}
+
+PECS_CASE(sampling_count, "Required.Sampling.Accuracy.CountMatchesCpuTime", "sampling,mmap",
+	  "SAMPLE-COUNT-CPU-TIME")
+{
+	struct tally n = {0};
+	uint64_t count = 0, expected, got;
+
+	PECS_CHECK_OK(t, sample_busy_loop(t, &n, &count));
+	PECS_CHECK(t, count >= BURN_NS, "the event counted %llu ns over a %llu ns burn",
+		   (unsigned long long)count, (unsigned long long)BURN_NS);
+	expected = count / PERIOD_NS;
+	got = n.samples + n.lost;
+	PECS_CHECK(t, got * 10 >= expected * 9 && got * 10 <= expected * 11,
+		   "%llu samples + %llu lost for %llu ns of CPU at a %llu ns period (expected %llu +-10%%)",
+		   (unsigned long long)n.samples, (unsigned long long)n.lost,
+		   (unsigned long long)count, (unsigned long long)PERIOD_NS,
+		   (unsigned long long)expected);
+	PECS_CHECK_EQ(t, n.own_tid, n.samples);
+}
+
+PECS_CASE(sampling_ips, "Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap",
+	  "SAMPLE-IP-WHERE-TIME-GOES")
+{
+	struct tally n = {0};
+	uint64_t count = 0;
+
+	PECS_CHECK_OK(t, sample_busy_loop(t, &n, &count));
+	PECS_CHECK(t, n.samples >= 100, "only %llu samples over %llu ns of CPU",
+		   (unsigned long long)n.samples, (unsigned long long)count);
+	PECS_CHECK(t, n.inside * 10 >= n.samples * 8,
+		   "%llu of %llu sampled IPs inside the busy loop [%p, %p)",
+		   (unsigned long long)n.inside, (unsigned long long)n.samples,
+		   (const void *)__start_pecs_busy_text, (const void *)__stop_pecs_busy_text);
+}
