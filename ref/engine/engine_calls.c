@@ -236,6 +236,10 @@ int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
 	info->tid = ev->tid;
 	info->cpu = ev->cpu;
 	info->max_stack = ev->attr.sample_max_stack;
+	if (info->size >= offsetof(struct ref_event_info, config) + sizeof(info->config)) {
+		info->type = ev->attr.type;
+		info->config = ev->attr.config;
+	}
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }

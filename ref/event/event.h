@@ -107,6 +107,7 @@ struct ref_defer_item {
 #define REF_DEFER_STOP 2
 #define REF_DEFER_RELEASE 3
 #define REF_DEFER_STOP_LAST 4 /* the event is being released: holds no reference */
+#define REF_DEFER_RECONFIGURE 5
 struct ref_defer {
 	struct ref_defer_item *items;
 	size_t nr, cap;

@@ -18,7 +18,7 @@ static int ioc_refresh(struct ref_event *ev, int refresh, struct ref_defer *d)
 	return 0;
 }
 
-static int ioc_period(struct ref_event *ev, const uint64_t *uptr)
+static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_defer *d)
 {
 	uint64_t value;
 
@@ -40,6 +40,8 @@ static int ioc_period(struct ref_event *ev, const uint64_t *uptr)
 	 * events never does (measured: their samples keep the open-time period). */
 	if (!ref_kind_is_clock(ev->kind))
 		ev->last_period = value;
+	if (ev->running && ev->has_sampler && ev->ops.reconfigure)
+		ref_defer_add(d, ev, REF_DEFER_RECONFIGURE);
 	return 0;
 }
 
@@ -105,7 +107,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_REFRESH:
 		return ioc_refresh(ev, (int)arg, d);
 	case PECS_IOC_PERIOD:
-		return ioc_period(ev, (const uint64_t *)arg);
+		return ioc_period(ev, (const uint64_t *)arg, d);
 	case PECS_IOC_SET_OUTPUT:
 		return ioc_set_output(ev, arg);
 	case PECS_IOC_SET_FILTER:

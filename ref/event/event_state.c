@@ -35,7 +35,7 @@ void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
 		d->items = n;
 		d->cap = cap;
 	}
-	if (what == REF_DEFER_START || what == REF_DEFER_STOP)
+	if (what == REF_DEFER_START || what == REF_DEFER_STOP || what == REF_DEFER_RECONFIGURE)
 		ref_event_get(ev);
 	d->items[d->nr].ev = ev;
 	d->items[d->nr].what = what;
@@ -233,6 +233,10 @@ void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
 				ev->draining--;
 				pthread_mutex_unlock(&e->lock);
 				break;
+			case REF_DEFER_RECONFIGURE:
+				if (ev->ops.reconfigure)
+					ev->ops.reconfigure(ev->priv, ev);
+				break;
 			case REF_DEFER_RELEASE:
 				if (ev->ops.release)
 					ev->ops.release(ev->priv);
@@ -244,7 +248,8 @@ void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
 		for (size_t i = 0; i < batch.nr; i++) {
 			int what = batch.items[i].what;
 
-			if (what == REF_DEFER_START || what == REF_DEFER_STOP)
+			if (what == REF_DEFER_START || what == REF_DEFER_STOP ||
+			    what == REF_DEFER_RECONFIGURE)
 				ref_event_put(batch.items[i].ev, d);
 		}
 		free(batch.items);

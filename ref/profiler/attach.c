@@ -1,6 +1,7 @@
 #include "pecs/profiler/attach.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "pecs/profiler/replay.h"
@@ -11,7 +12,21 @@ struct glue {
 	struct ref_profiler_session *session;
 	struct ref_event *ev;
 	enum pecs_stream_format output;
+	bool live;
 };
+
+/* perf_swevent_start_hrtimer(): the clock events' timer never runs faster than 10 us,
+ * whatever sample_period says (the samples still carry sample_period). */
+#define HRTIMER_MIN_PERIOD_NS 10000u
+
+/* The live sampler measures CPU time, which is what cpu-clock and task-clock count; the
+ * other software events overflow on things it cannot see (faults, switches), so they
+ * get no live samples, rather than CPU-time ones under their name. */
+static bool counts_cpu_time(const struct ref_event_info *info)
+{
+	return info->type == PECS_TYPE_SOFTWARE &&
+	       (info->config == PECS_SW_CPU_CLOCK || info->config == PECS_SW_TASK_CLOCK);
+}
 
 static int deliver(void *ctx, const struct pecs_sample *s)
 {
@@ -39,7 +54,11 @@ static int on_start(void *priv, struct ref_event *ev)
 	if (ret)
 		return ret;
 	g->ev = ev;
+	if (g->live && !counts_cpu_time(&info))
+		return 0;
 	en.period_ns = info.period;
+	if (g->live && en.period_ns < HRTIMER_MIN_PERIOD_NS)
+		en.period_ns = HRTIMER_MIN_PERIOD_NS;
 	en.callgraph = info.sample_type & PECS_SAMPLE_CALLCHAIN
 			       ? REF_PROFILER_CALLGRAPH_FRAME_POINTER
 			       : REF_PROFILER_CALLGRAPH_NONE;
@@ -68,6 +87,19 @@ static void on_stop(void *priv, struct ref_event *ev)
 		ref_profiler_session_disable(g->session, NULL);
 }
 
+/* A live session restarts at the new period: what it took so far is delivered first,
+ * and the next sample comes a whole new period later (Linux lets the period already
+ * under way end first). A script is not restarted: it would be served again. */
+static void on_reconfigure(void *priv, struct ref_event *ev)
+{
+	struct glue *g = priv;
+
+	if (!g->live || !ref_profiler_session_enabled(g->session))
+		return;
+	ref_profiler_session_disable(g->session, NULL);
+	on_start(priv, ev);
+}
+
 static void on_flush(void *priv, struct ref_event *ev)
 {
 	struct glue *g = priv;
@@ -90,10 +122,11 @@ static const struct ref_sampler_ops glue_ops = {
 	.stop = on_stop,
 	.release = on_release,
 	.flush = on_flush,
+	.reconfigure = on_reconfigure,
 };
 
 static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
-		  enum pecs_stream_format output)
+		  enum pecs_stream_format output, bool live)
 {
 	struct glue *g = calloc(1, sizeof(*g));
 	struct ref_profiler_session_opts opts = {
@@ -107,6 +140,7 @@ static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
 	}
 	opts.sink_ctx = g;
 	g->output = output;
+	g->live = live;
 	ret = ref_profiler_session_new(&g->session, p, &opts);
 	if (ret) {
 		free(g);
@@ -126,7 +160,7 @@ int ref_profiler_attach_replay(struct ref_engine *e, int fd,
 
 	if (ret)
 		return ret;
-	return attach(e, fd, p, PECS_STREAM_FXT);
+	return attach(e, fd, p, PECS_STREAM_FXT, false);
 }
 
 int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_opts *opts,
@@ -137,5 +171,5 @@ int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_s
 
 	if (ret)
 		return ret;
-	return attach(e, fd, p, output);
+	return attach(e, fd, p, output, true);
 }

@@ -166,11 +166,152 @@ static void test_live_sampler_into_ring(void **state)
 	ref_engine_free(e);
 }
 
+/* Samples in a ring whose records are {header, period} (sample_type PERIOD alone). */
+static uint64_t count_periods(const void *m, uint64_t want_period)
+{
+	const struct pecs_mmap_page *meta = m;
+	const uint8_t *data = (const uint8_t *)m + PG;
+	uint64_t off = 0, n = 0;
+
+	while (off < meta->data_head && off < DATA_PAGES * PG) {
+		struct pecs_record_header h;
+		uint64_t period;
+
+		memcpy(&h, data + off, sizeof(h));
+		assert_int_equal(h.type, PECS_RECORD_SAMPLE);
+		assert_int_equal(h.size, 16);
+		memcpy(&period, data + off + 8, 8);
+		assert_true(period == want_period);
+		off += h.size;
+		n++;
+	}
+	return n;
+}
+
+/* After IOC_PERIOD a clock event's live samples still say the open-time period (what
+ * Linux writes), while the timer runs at the new one: 2 ms of CPU at 200 us. */
+static void test_live_period_field_and_timer(void **state)
+{
+	struct ref_engine *e = new_engine();
+	uint64_t p = 200000, n;
+	void *m;
+	int fd;
+
+	(void)state;
+	fd = open_sampling(e, 5000000, PECS_SAMPLE_PERIOD);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	spin_ms(20);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	n = count_periods(m, 5000000);
+	/* ~100 at 200 us; at the open-time 5 ms it would be ~4 */
+	assert_true(n >= 50);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
+/* IOC_PERIOD while running: the timer switches to the new period at once. */
+static void test_live_period_while_running(void **state)
+{
+	struct ref_engine *e = new_engine();
+	uint64_t p = 200000, before, n;
+	void *m;
+	int fd;
+
+	(void)state;
+	fd = open_sampling(e, 5000000, PECS_SAMPLE_PERIOD);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	spin_ms(12);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
+	before = count_periods(m, 5000000);
+	assert_true(before <= 3);
+	spin_ms(20);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	n = count_periods(m, 5000000);
+	assert_true(n - before >= 50);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
+/* A page-fault event has nothing the sampler can measure: no live samples. */
+static void test_live_sampler_only_for_clocks(void **state)
+{
+	struct ref_engine *e = new_engine();
+	struct pecs_attr a;
+	void *m;
+	int fd;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.type = PECS_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PECS_SW_PAGE_FAULTS;
+	a.sample_period = 1;
+	a.sample_type = PECS_SAMPLE_PERIOD;
+	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	spin_ms(10);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	assert_int_equal(((const struct pecs_mmap_page *)m)->data_head, 0);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
+/* sample_period 1 ns: the timer is held to 10 us (2 ms of CPU: ~200, not ~2e6 samples);
+ * the samples still say 1. */
+static void test_live_period_floor(void **state)
+{
+	struct ref_engine *e = new_engine();
+	uint64_t n, v[2];
+	void *m;
+	int fd;
+
+	(void)state;
+	fd = open_sampling(e, 1, PECS_SAMPLE_PERIOD);
+	assert_true(fd >= 0);
+	assert_int_equal(ref_engine_mmap(e, fd, (1 + DATA_PAGES) * PG, PROT_READ | PROT_WRITE,
+					 MAP_SHARED, 0, &m),
+			 0);
+	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+	spin_ms(2);
+	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	assert_int_equal(ref_engine_read(e, fd, v, 8), 8);
+	n = count_periods(m, 1);
+	assert_true(n > 0 && n <= v[0] / 10000 + 1);
+	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
+	assert_int_equal(ref_engine_close(e, fd), 0);
+	ref_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_vectors_into_ring),
 		cmocka_unit_test(test_live_sampler_into_ring),
+		cmocka_unit_test(test_live_period_field_and_timer),
+		cmocka_unit_test(test_live_sampler_only_for_clocks),
+		cmocka_unit_test(test_live_period_while_running),
+		cmocka_unit_test(test_live_period_floor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -184,6 +184,8 @@ static void test_sampler_hooks(void **state)
 	assert_int_equal(info.period, 250000);
 	assert_int_equal(info.id, event_id(e, fd));
 	assert_int_equal(info.max_stack, 127);
+	assert_int_equal(info.type, PECS_TYPE_SOFTWARE);
+	assert_int_equal(info.config, PECS_SW_TASK_CLOCK);
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
 	assert_int_equal(h.starts, 1);
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
@@ -213,7 +215,7 @@ struct held {
 	struct ref_event *ev;
 	int pending;       /* samples taken, not yet delivered */
 	uint64_t drops;    /* samples it could not keep */
-	int flushes;
+	int flushes, reconfigures;
 };
 
 static int f_start(void *priv, struct ref_event *ev)
@@ -246,9 +248,19 @@ static void f_release(void *priv)
 	(void)priv;
 }
 
+static void f_reconfigure(void *priv, struct ref_event *ev)
+{
+	struct held *h = priv;
+	struct ref_event_info info = {.size = sizeof(info)};
+
+	assert_int_equal(ref_event_get_info(ev, &info), 0); /* not under the engine lock */
+	assert_int_equal(info.period, 500000);
+	h->reconfigures++;
+}
+
 static const struct ref_sampler_ops held_ops = {
 	.size = sizeof(held_ops), .start = f_start, .stop = f_stop,
-	.release = f_release, .flush = f_flush,
+	.release = f_release, .flush = f_flush, .reconfigure = f_reconfigure,
 };
 
 static uint64_t head_of(void *m)
@@ -306,6 +318,17 @@ static void test_flush_orders_samples(void **state)
 		assert_int_equal(hd.type, PECS_RECORD_SAMPLE);
 	}
 	assert_true(h.flushes >= 4);
+	{
+		uint64_t np = 500000;
+
+		/* Off: the next enable reads the period anyway. */
+		assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PERIOD, (unsigned long)&np), 0);
+		assert_int_equal(h.reconfigures, 0);
+		assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
+		assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_PERIOD, (unsigned long)&np), 0);
+		assert_int_equal(h.reconfigures, 1);
+		assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
+	}
 	/* Off: drops are not the event's any more (perf_output_begin never ran). */
 	assert_int_equal(ref_event_deliver_lost(h.ev, 3), 0);
 	assert_int_equal(ref_engine_read(e, fd, v, sizeof(v)), 16);

@@ -113,6 +113,10 @@ struct ref_sampler_ops {
 	 * PAUSE_OUTPUT ioctls (each applies to later samples only). Not under the engine
 	 * lock; it may run while the event is disabled, and then has nothing to do. */
 	void (*flush)(void *priv, struct ref_event *ev);
+	/* Optional: the running event's period changed (IOC_PERIOD); the profiler re-reads
+	 * ref_event_get_info(). Linux's hrtimer takes the new period from its next
+	 * expiry. Called after the ioctl, not under the engine lock. */
+	void (*reconfigure)(void *priv, struct ref_event *ev);
 };
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv);
@@ -126,6 +130,8 @@ struct ref_event_info {
 	pid_t pid, tid;     /* target task; pid -1 for a cpu-wide event */
 	int cpu;
 	uint32_t max_stack; /* attr.sample_max_stack as open resolved it */
+	uint32_t type;      /* attr.type and attr.config: which event it is */
+	uint64_t config;
 };
 int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
 

@@ -19,7 +19,9 @@ int ref_profiler_attach_replay(struct ref_engine *e, int fd,
 			       const struct pecs_profiler_stream *stream);
 
 /* A live sampler of the event's own task (a thread of this process). opts may be NULL;
- * output is the stream format the sampler writes (FXT or MARKUP). */
+ * output is the stream format the sampler writes (FXT or MARKUP). Only cpu-clock and
+ * task-clock events get live samples (CPU time is what the sampler measures), at no
+ * less than 10 us apart, as the kernel's hrtimer. */
 int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_opts *opts,
 				enum pecs_stream_format output);
 
