@@ -4,8 +4,9 @@
 Bazel's own summary counts targets; a reader wants cases. Each C test reports through
 cmocka (its "[  PASSED  ] N test(s)." lines), each Python test through pytest ("N passed,
 M skipped in ..."); a log with neither counts as one case with its target's outcome.
-Only logs written since --since (seconds since the epoch) count, so a stale log from an
-earlier run cannot stand in for a test that did not run this time.
+With --targets FILE (one test label a line, as `bazel query 'tests(//...)'` prints them)
+exactly those targets' logs count, cached ones included, and a target without a log is a
+failure; otherwise every log under the folder written since --since counts.
 """
 import argparse
 import os
@@ -40,17 +41,44 @@ def count_log(text):
     return None
 
 
+def target_dirs(testlogs, labels):
+    for label in labels:
+        pkg, _, name = label.lstrip("/").partition(":")
+        yield label, os.path.join(testlogs, pkg, name)
+
+
+def logs(args):
+    """(folder, its test.log or None) for every log that counts."""
+    if args.targets:
+        with open(args.targets) as f:
+            labels = [line.strip() for line in f if line.strip().startswith("//")]
+        for label, folder in target_dirs(args.testlogs, labels):
+            found = False
+            for root, _dirs, files in os.walk(folder, followlinks=True):
+                if "test.log" in files:
+                    found = True
+                    yield root, os.path.join(root, "test.log")
+            if not found:
+                yield label, None
+        return
+    for root, _dirs, files in os.walk(args.testlogs, followlinks=True):
+        if "test.log" in files:
+            log = os.path.join(root, "test.log")
+            if os.path.getmtime(log) >= args.since:
+                yield root, log
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("testlogs", help="the bazel-testlogs folder")
     ap.add_argument("--since", type=float, default=0.0)
+    ap.add_argument("--targets", help="file of test labels whose logs count")
     args = ap.parse_args()
     passed = failed = skipped = targets = 0
-    for root, _dirs, files in os.walk(args.testlogs, followlinks=True):
-        if "test.log" not in files:
-            continue
-        log = os.path.join(root, "test.log")
-        if os.path.getmtime(log) < args.since:
+    for root, log in logs(args):
+        if log is None:
+            print(f"  no log: {root}")
+            failed += 1
             continue
         targets += 1
         with open(log, errors="replace") as f:
