@@ -14,24 +14,6 @@
 /* A pid no task can have: above the kernel's PID_MAX_LIMIT (4M). */
 #define NO_SUCH_PID 0x3fffffff
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_root();
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 /* Opens and closes; returns the errno or 0. */
 static int try_open(struct pecs_attr *a, pid_t pid, int cpu, int group_fd, unsigned long fl)
 {
@@ -467,5 +449,5 @@ int main(void)
 		cmocka_unit_test(test_copy_direct),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_root, teardown_engine);
 }

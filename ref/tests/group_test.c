@@ -12,24 +12,6 @@
 
 #include "helpers.h"
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_root();
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 static int open_ev(uint64_t rf, int group_fd, int disabled)
 {
 	struct pecs_attr a = attr_counting(PECS_SW_TASK_CLOCK);
@@ -388,5 +370,5 @@ int main(void)
 		cmocka_unit_test(test_leader_task_exited),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_root, teardown_engine);
 }

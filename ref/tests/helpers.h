@@ -36,6 +36,41 @@ static inline struct ref_engine *engine_with(const struct ref_policy *p)
 	return ref_engine_new(&c);
 }
 
+/* The engine a test file's cases share (cmocka group fixtures below). Unused in files
+ * that build their own engines. */
+static struct ref_engine *E __attribute__((unused));
+
+static inline int engine_setup_as(const struct ref_policy *p)
+{
+	E = engine_with(p);
+	return E ? 0 : -1;
+}
+
+/* Group fixtures: a privileged caller, or uid 65534 without capabilities at paranoid 2. */
+static inline int setup_root(void **state)
+{
+	struct ref_policy p = policy_root();
+
+	(void)state;
+	return engine_setup_as(&p);
+}
+
+static inline int setup_nobody(void **state)
+{
+	struct ref_policy p = policy_nobody(2);
+
+	(void)state;
+	return engine_setup_as(&p);
+}
+
+static inline int teardown_engine(void **state)
+{
+	(void)state;
+	ref_engine_free(E);
+	E = NULL;
+	return 0;
+}
+
 /* A user-only counting event, as an unprivileged caller at paranoid 2 may open. */
 static inline struct pecs_attr attr_counting(uint64_t config)
 {

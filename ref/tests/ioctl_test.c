@@ -11,24 +11,6 @@
 
 #include "helpers.h"
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_root();
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 static int open_attr(struct pecs_attr a)
 {
 	int fd = ref_engine_open(E, &a, 0, -1, -1, 0);
@@ -290,5 +272,5 @@ int main(void)
 		cmocka_unit_test(test_pause_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_root, teardown_engine);
 }

@@ -17,24 +17,6 @@
 
 #define PG 4096
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_root();
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 static int on_linux(void)
 {
 	return getenv("PECS_ON_LINUX") != NULL;
@@ -463,5 +445,5 @@ int main(void)
 		cmocka_unit_test(test_poll_task_exited),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_root, teardown_engine);
 }

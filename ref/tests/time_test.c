@@ -18,24 +18,6 @@
 #define MS 1000000ull
 #define RF_TIMES (PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING)
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_root();
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 static int open_cfg(uint64_t cfg, pid_t pid, int cpu, uint64_t flags)
 {
 	struct pecs_attr a = attr_counting(cfg);
@@ -294,5 +276,5 @@ int main(void)
 		cmocka_unit_test(test_other_targets),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_root, teardown_engine);
 }

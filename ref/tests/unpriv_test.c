@@ -14,24 +14,6 @@
 
 const int pecs_shim_unprivileged = 1;
 
-static struct ref_engine *E;
-
-static int setup(void **state)
-{
-	struct ref_policy p = policy_nobody(2);
-
-	(void)state;
-	E = engine_with(&p);
-	return E ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ref_engine_free(E);
-	return 0;
-}
-
 static int try_open(struct pecs_attr a, pid_t pid, int cpu, int group_fd)
 {
 	int fd = ref_engine_open(E, &a, pid, cpu, group_fd, 0);
@@ -111,5 +93,5 @@ int main(void)
 		cmocka_unit_test(test_ioctls),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup_nobody, teardown_engine);
 }
