@@ -54,7 +54,10 @@ def logs(args):
             labels = [line.strip() for line in f if line.strip().startswith("//")]
         for label, folder in target_dirs(args.testlogs, labels):
             found = False
-            for root, _dirs, files in os.walk(folder, followlinks=True):
+            for root, dirs, files in os.walk(folder, followlinks=True):
+                if root == folder and "test.log" in files:
+                    # run_K_of_N folders are left over from an earlier --runs_per_test.
+                    dirs[:] = [d for d in dirs if not d.startswith("run_")]
                 if "test.log" in files:
                     found = True
                     yield root, os.path.join(root, "test.log")
