@@ -47,22 +47,34 @@ def target_dirs(testlogs, labels):
         yield label, os.path.join(testlogs, pkg, name)
 
 
+def newest_run(folder):
+    """The logs of the target's latest run: its own test.log, or its shard_K_of_N or
+    run_K_of_N logs, whichever set was written last (older sets are leftovers)."""
+    groups = {}
+    if os.path.isfile(os.path.join(folder, "test.log")):
+        groups["plain"] = [os.path.join(folder, "test.log")]
+    if os.path.isdir(folder):
+        for d in sorted(os.listdir(folder)):
+            log = os.path.join(folder, d, "test.log")
+            kind = d.split("_", 1)[0]
+            if kind in ("shard", "run") and os.path.isfile(log):
+                groups.setdefault(kind, []).append(log)
+    if not groups:
+        return []
+    return max(groups.values(), key=lambda logs: max(os.path.getmtime(l) for l in logs))
+
+
 def logs(args):
     """(folder, its test.log or None) for every log that counts."""
     if args.targets:
         with open(args.targets) as f:
             labels = [line.strip() for line in f if line.strip().startswith("//")]
         for label, folder in target_dirs(args.testlogs, labels):
-            found = False
-            for root, dirs, files in os.walk(folder, followlinks=True):
-                if root == folder and "test.log" in files:
-                    # run_K_of_N folders are left over from an earlier --runs_per_test.
-                    dirs[:] = [d for d in dirs if not d.startswith("run_")]
-                if "test.log" in files:
-                    found = True
-                    yield root, os.path.join(root, "test.log")
-            if not found:
+            chosen = newest_run(folder)
+            if not chosen:
                 yield label, None
+            for log in chosen:
+                yield os.path.dirname(log), log
         return
     for root, _dirs, files in os.walk(args.testlogs, followlinks=True):
         if "test.log" in files:
