@@ -2,8 +2,9 @@
 """Adds up the test cases of one `bazel test` run and prints one closing line.
 
 Bazel's own summary counts targets; a reader wants cases. Each C test reports through
-cmocka (its "[  PASSED  ] N test(s)." lines), each Python test through pytest ("N passed,
-M skipped in ..."); a log with neither counts as one case with its target's outcome.
+cmocka (its "[  PASSED  ] N test(s)." lines); the others through the JUnit file beside the
+log (pytest's --junitxml, the runner's own); failing those, a pytest summary line; a target
+with none of these counts as one case with its outcome.
 With --targets FILE (one test label a line, as `bazel query 'tests(//...)'` prints them)
 exactly those targets' logs count, cached ones included, and a target without a log is a
 failure; otherwise every log under the folder written since --since counts.
@@ -12,10 +13,29 @@ import argparse
 import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 CMOCKA = re.compile(r"^\[\s+(PASSED|FAILED|SKIPPED)\s+\] (\d+) test\(s\)", re.M)
 PYTEST = re.compile(r"^=+ (.*?) in [\d.]+s", re.M)
 PYTEST_PART = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|error|errors)")
+
+
+def count_xml(path):
+    """(passed, failed, skipped) from a JUnit file, or None when it cannot be read."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    p = f = s = 0
+    for case in root.iter("testcase"):
+        tags = {child.tag for child in case}
+        if tags & {"failure", "error"}:
+            f += 1
+        elif "skipped" in tags:
+            s += 1
+        else:
+            p += 1
+    return (p, f, s) if p + f + s else None
 
 
 def count_log(text):
@@ -61,7 +81,11 @@ def newest_run(folder):
                 groups.setdefault(kind, []).append(log)
     if not groups:
         return []
-    return max(groups.values(), key=lambda logs: max(os.path.getmtime(l) for l in logs))
+    newest = {k: max(os.path.getmtime(l) for l in v) for k, v in groups.items()}
+    if "shard" in groups and newest["shard"] >= newest.get("plain", 0):
+        return groups["shard"]
+    # run_K_of_N sets come from an explicit --runs_per_test; a plain log is this config's.
+    return groups.get("plain") or groups.get("shard") or groups["run"]
 
 
 def logs(args):
@@ -99,6 +123,8 @@ def main():
         with open(log, errors="replace") as f:
             text = f.read()
         counted = count_log(text)
+        if counted is None:
+            counted = count_xml(os.path.join(os.path.dirname(log), "test.xml"))
         if counted is None:
             ok = os.path.exists(os.path.join(root, "test.xml")) and \
                 'failures="0"' in open(os.path.join(root, "test.xml"), errors="replace").read()
