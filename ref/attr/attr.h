@@ -52,8 +52,5 @@ static inline int ref_attr_is_sampling(const struct pecs_attr *a)
 	return a->sample_period != 0;
 }
 
-/* Bytes a read(2) of this format needs with nr_siblings as __perf_event_read_size()
- * counts them (including its extra one: the kernel passes nr_siblings + 1). */
-uint64_t ref_attr_read_size(uint64_t read_format, uint32_t nr_siblings);
 
 #endif /* REF_ATTR_H */

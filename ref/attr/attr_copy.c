@@ -109,22 +109,3 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return -EINVAL;
 	return ret;
 }
-
-uint64_t ref_attr_read_size(uint64_t read_format, uint32_t nr_siblings)
-{
-	uint64_t entry = 8, size = 0, nr = 1;
-
-	if (read_format & PECS_FORMAT_TOTAL_TIME_ENABLED)
-		size += 8;
-	if (read_format & PECS_FORMAT_TOTAL_TIME_RUNNING)
-		size += 8;
-	if (read_format & PECS_FORMAT_ID)
-		entry += 8;
-	if (read_format & PECS_FORMAT_LOST)
-		entry += 8;
-	if (read_format & PECS_FORMAT_GROUP) {
-		nr += nr_siblings;
-		size += 8;
-	}
-	return size + entry * nr;
-}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ref/engine/engine.h"
+#include "ref/record/record.h"
 #include "ref/policy/policy.h"
 
 #define FLAG_ALL (PECS_FLAG_FD_NO_GROUP | PECS_FLAG_FD_OUTPUT | PECS_FLAG_PID_CGROUP | \
@@ -120,19 +121,20 @@ static int check_group(const struct ref_event *leader, const struct ref_event *e
 	return 0;
 }
 
-/* perf_event_validate_size(): every member's read() must stay within 16 KiB. */
+/* perf_event_validate_size(): every member's read() must stay within 16 KiB once the new
+ * event has joined (n members: the leader, its siblings and the new one). */
 static int check_read_size(const struct ref_event *leader, const struct ref_event *ev)
 {
-	uint32_t n = leader ? leader->nr_siblings + 1 : 1;
+	uint32_t n = leader ? leader->nr_siblings + 2 : 1;
 
-	if (ref_attr_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	if (!leader)
 		return 0;
-	if (ref_attr_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	for (uint32_t i = 0; i < leader->nr_siblings; i++)
-		if (ref_attr_read_size(leader->siblings[i]->attr.read_format, n) >
+		if (ref_read_size(leader->siblings[i]->attr.read_format, n) >
 		    PECS_READ_SIZE_MAX)
 			return -E2BIG;
 	return 0;
