@@ -7,9 +7,12 @@
  * a few IPs lie in the loop burning the CPU.
  *
  * The loop lives alone in its own text section, so the linker's __start_/__stop_
- * symbols give its exact address range in any build (static included). It reads the
- * thread's CPU clock only every few hundred microseconds: an exclude_kernel event
- * skips samples whose timer fires in the kernel, and a clock read is a system call. */
+ * symbols give its exact address range in any build (static included). It makes no
+ * system call: the thread's CPU clock is read between runs of ~25 ms of it. A clock
+ * read is a system call, where an exclude_kernel event skips samples, and where an
+ * implementation that signals the thread from elsewhere (ref's ticker thread) lands
+ * far more often than the time spent there suggests, because a busy machine tends to
+ * preempt the thread at a system call's exit. */
 #include <sys/mman.h>
 #include <time.h>
 
@@ -29,14 +32,27 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((noinline, section("pecs_busy_text"))) void pecs_sampling_busy(uint64_t ns)
+__attribute__((noinline, section("pecs_busy_text"))) void pecs_sampling_busy(uint64_t iterations)
 {
 	volatile uint64_t sink = 0;
-	uint64_t end = thread_cpu_ns() + ns;
 
-	while (thread_cpu_ns() < end)
-		for (uint64_t i = 0; i < 300000; i++)
-			sink += i;
+	for (uint64_t i = 0; i < iterations; i++)
+		sink += i;
+}
+
+/* At least ns of this thread's CPU; each run of the loop is sized from the speed the
+ * previous one showed. */
+static void burn_cpu(uint64_t ns)
+{
+	uint64_t start = thread_cpu_ns(), now = start, before, runs = 1000000;
+
+	while (now - start < ns) {
+		before = now;
+		pecs_sampling_busy(runs);
+		now = thread_cpu_ns();
+		if (now > before)
+			runs = runs * 25000000ull / (now - before) + 1;
+	}
 }
 
 struct tally {
@@ -64,7 +80,7 @@ static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count
 	if ((ret = pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r)) < 0 ||
 	    (ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
 		return ret;
-	pecs_sampling_busy(BURN_NS);
+	burn_cpu(BURN_NS);
 	if ((ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0)) < 0 ||
 	    (ret = pecs_event_value(t, fd, count)) < 0)
 		return ret;
