@@ -1,8 +1,9 @@
 /* Refusing a vtable the suite cannot read safely. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
-#include "pecs/impl.h"
+#include "runner.h"
 
 int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 {
@@ -16,8 +17,11 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 			 impl->size, offsetof(struct pecs_impl, host_facts));
 		return -EINVAL;
 	}
-	if (impl->size > 65536) {
-		snprintf(msg, msglen, "vtable size %zu is not a plausible struct size", impl->size);
+	/* Every version of the struct is a run of pointers after size_t; anything else is not
+	 * a pecs_impl at all. The cap bounds the trailing-zero scan below. */
+	if (impl->size % sizeof(void *) || impl->size > 4096) {
+		snprintf(msg, msglen, "vtable size %zu is not the size of any struct pecs_impl "
+			 "(a multiple of %zu, at most 4096)", impl->size, sizeof(void *));
 		return -EINVAL;
 	}
 	/* Entries the suite does not know yet must be absent, or old suites would ignore
@@ -38,6 +42,13 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 			 "open, close, read, ioctl, mmap, munmap and poll are required)",
 			 impl->name ? impl->name : "?");
 		return -EINVAL;
+	}
+	for (const char *const *f = impl->features; f && *f; f++) {
+		if (!pecs_feature_known(*f, strlen(*f))) {
+			snprintf(msg, msglen, "vtable '%s' claims feature '%s', which docs/features.txt "
+				 "does not list", impl->name, *f);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -15,6 +15,14 @@
 const struct pecs_case *const *pecs_registry(size_t *count);
 const struct pecs_case *pecs_registry_find(const char *id);
 
+/* ---- features ---- */
+
+extern const char *const pecs_known_features[]; /* docs/features.txt, NULL-terminated */
+int pecs_feature_known(const char *name, size_t len);
+/* 0 when every feature c needs is a known name and c names a behaviour; else -EINVAL
+ * with why in msg. */
+int pecs_case_features_check(const struct pecs_case *c, char *msg, size_t msglen);
+
 /* ---- names ---- */
 
 const char *pecs_status_name(enum pecs_status s); /* "PASS", "ENV_SKIP", ... */
