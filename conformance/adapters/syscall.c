@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -104,11 +105,41 @@ static uint32_t probe_attr_size(void)
 	return errno == E2BIG && a->size >= PECS_ATTR_SIZE_VER0 ? a->size : PECS_ATTR_SIZE_LATEST;
 }
 
+/* A host that refuses even a user-only task-clock counter refuses everything the suite
+ * would ask; saying so once beats 200 failures that all mean the same thing. ENOSYS is not
+ * such a refusal: a system without the call is what the suite is there to report. */
+static void probe_available(struct pecs_host_facts *facts)
+{
+	struct pecs_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PECS_TYPE_SOFTWARE;
+	a.config = PECS_SW_TASK_CLOCK;
+	a.size = PECS_ATTR_SIZE_VER0;
+	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close((int)fd);
+		return;
+	}
+	if (errno != EACCES && errno != EPERM)
+		return;
+	if (facts->paranoid >= 3 && !facts->privileged)
+		snprintf(facts->unavailable, sizeof(facts->unavailable),
+			 "perf_event_paranoid=%d: this kernel refuses perf_event_open to "
+			 "unprivileged users", facts->paranoid);
+	else
+		snprintf(facts->unavailable, sizeof(facts->unavailable),
+			 "perf_event_open refused (%s) for a user-only task clock although "
+			 "perf_event_paranoid=%d allows it: a seccomp filter or security module "
+			 "blocks it", errno == EACCES ? "EACCES" : "EPERM", facts->paranoid);
+}
+
 static int sys_host_facts(void *ctx, struct pecs_host_facts *facts)
 {
 	(void)ctx;
 	/* The suite's defaults already read this host's sysctls and capabilities. */
 	facts->attr_size = probe_attr_size();
+	probe_available(facts);
 	return 0;
 }
 

@@ -27,6 +27,12 @@ void pecs_verdict(struct pecs_t *t, enum pecs_status status, const char *file, i
 	va_start(ap, fmt);
 	vsnprintf(t->message + n, sizeof(t->message) - (size_t)n, fmt, ap);
 	va_end(ap);
+	/* A skip is only honest with its reason; without one it hides the case. */
+	if (status == PECS_ENV_SKIP && !t->message[n]) {
+		t->status = PECS_BROKEN;
+		snprintf(t->message + n, sizeof(t->message) - (size_t)n,
+			 "ENV_SKIP without a reason: say why the host cannot run the case");
+	}
 }
 
 int pecs_failed(const struct pecs_t *t)

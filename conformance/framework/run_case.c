@@ -174,6 +174,9 @@ void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *f
 		r->raw = PECS_UNSUPPORTED;
 		snprintf(r->message, sizeof(r->message), "%s does not claim feature %s", impl->name,
 			 missing);
+	} else if (facts->unavailable[0] && *c->features) {
+		r->raw = PECS_ENV_SKIP;
+		snprintf(r->message, sizeof(r->message), "%s", facts->unavailable);
 	} else if (opts && opts->isolate) {
 		run_isolated(impl, facts, c, opts->timeout_s, r);
 	} else {

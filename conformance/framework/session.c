@@ -53,6 +53,12 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 	}
 	size_t n;
 	const struct pecs_case *const *all = pecs_registry(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (pecs_case_features_check(all[i], msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "pecs: %s\n", msg);
+			return -EINVAL;
+		}
+	}
 	s->selected = calloc(n ? n : 1, sizeof(*s->selected));
 	if (!s->selected)
 		return -ENOMEM;
@@ -63,6 +69,12 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 		/* Round-robin over the filtered list, so shards stay balanced whatever the filter. */
 		if ((int)(k++ % (size_t)s->shard_total) == s->shard_index)
 			s->selected[s->nselected++] = all[i];
+	}
+	/* A mistyped --test_filter must not come back green having run nothing. */
+	if (k == 0) {
+		fprintf(stderr, "pecs: no case matches the filter '%s' (--list shows the ids)\n",
+			filter ? filter : "");
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -89,10 +101,15 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		.results = results, .count = n, .counts = &counts,
 		.shard_index = s->shard_index, .shard_total = s->shard_total,
 	};
-	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0)
+	int lost_output = 0;
+	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0) {
 		fprintf(stderr, "pecs: cannot write %s\n", json_path);
-	if (junit_path && *junit_path && pecs_write_junit(&rep, junit_path) < 0)
+		lost_output = 1;
+	}
+	if (junit_path && *junit_path && pecs_write_junit(&rep, junit_path) < 0) {
 		fprintf(stderr, "pecs: cannot write %s\n", junit_path);
+		lost_output = 1;
+	}
 	const char *status_file = getenv("TEST_SHARD_STATUS_FILE");
 	if (status_file && *status_file) {
 		FILE *f = fopen(status_file, "a");
@@ -107,5 +124,8 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 	pecs_counts_line(&counts, line, sizeof(line));
 	printf("pecs %s: %s\n", s->impl->name, line);
 	fflush(stdout);
+	/* A results file asked for and not written is a setup error, whatever the verdicts. */
+	if (lost_output)
+		return 2;
 	return pecs_counts_ok(&counts) ? 0 : 1;
 }

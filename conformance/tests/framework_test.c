@@ -51,6 +51,7 @@ PECS_CASE(c_needs, "Test.NeedsInject", "engine.inject", "T-3") { (void)t; }
 PECS_CASE(c_unsup, "Test.SaysUnsupported", "counting", "T-4") { PECS_UNSUPPORTED(t, "no"); }
 PECS_CASE(c_crash, "Test.Crash", "", "T-5") { (void)t; if (getenv("PECS_TEST_CRASH")) abort(); }
 PECS_CASE(c_sub, "Test.Sub.A", "", "T-6") { (void)t; }
+PECS_CASE(c_mute_skip, "Test.SkipsWithoutReason", "", "T-7") { PECS_ENV_SKIP(t, "%s", ""); }
 
 static const struct pecs_host_facts facts = {.size = sizeof(facts), .privileged = 0,
 					     .kernel_release = "6.12.0"};
@@ -198,9 +199,51 @@ static void test_impl_check(void **s)
 	struct pecs_impl small = fake;
 	small.size = 16;
 	assert_int_equal(pecs_impl_check(&small, msg, sizeof(msg)), -EINVAL);
+	small.size = sizeof(struct pecs_impl) + 1; /* no version of the struct has this size */
+	assert_int_equal(pecs_impl_check(&small, msg, sizeof(msg)), -EINVAL);
 	struct pecs_impl noopen = fake;
 	noopen.open = NULL;
 	assert_int_equal(pecs_impl_check(&noopen, msg, sizeof(msg)), -EINVAL);
+}
+
+static void test_skip_rules(void **s)
+{
+	(void)s;
+	struct pecs_host_facts blocked = facts;
+	struct pecs_result r = run("Test.SkipsWithoutReason");
+
+	assert_int_equal(r.raw, PECS_BROKEN);
+	assert_non_null(strstr(r.message, "without a reason"));
+	/* A host that refuses perf_event_open skips every case needing a feature, saying why;
+	 * the rest still run. */
+	snprintf(blocked.unavailable, sizeof(blocked.unavailable), "perf_event_paranoid=3: no");
+	pecs_run_case(&fake, &blocked, pecs_registry_find("Test.Pass"), NULL, &r);
+	assert_int_equal(r.raw, PECS_ENV_SKIP);
+	assert_string_equal(r.message, "perf_event_paranoid=3: no");
+	pecs_run_case(&fake, &blocked, pecs_registry_find("Test.Fail"), NULL, &r);
+	assert_int_equal(r.raw, PECS_FAIL);
+}
+
+static void test_closed_lists(void **s)
+{
+	(void)s;
+	char msg[256];
+	const char *const typo[] = {"counting", "cuonting", NULL};
+	struct pecs_impl claims = fake;
+	struct pecs_case bad = {"Test.Bad", "counting,mmap.overwrit", "T-9", NULL, __FILE__, 0};
+	struct pecs_case mute = {"Test.Mute", "counting", "", NULL, __FILE__, 0};
+	struct pecs_session ss;
+
+	claims.features = typo;
+	assert_int_equal(pecs_impl_check(&claims, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "'cuonting'"));
+	assert_int_equal(pecs_case_features_check(&bad, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "'mmap.overwrit'"));
+	assert_int_equal(pecs_case_features_check(&mute, msg, sizeof(msg)), -EINVAL);
+	assert_true(pecs_feature_known("profiler.replay", strlen("profiler.replay")));
+	/* A filter that selects nothing is an error, not an empty green run. */
+	assert_int_equal(pecs_session_init(&ss, &fake, NULL, "Nothing.Here.*"), -ENOENT);
+	pecs_session_free(&ss);
 }
 
 static void test_isolation(void **s)
@@ -227,6 +270,8 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_shards_partition),
 		cmocka_unit_test(test_impl_check),
+		cmocka_unit_test(test_skip_rules),
+		cmocka_unit_test(test_closed_lists),
 		cmocka_unit_test(test_isolation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

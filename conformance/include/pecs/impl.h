@@ -28,6 +28,9 @@ struct pecs_host_facts {
 	int privileged;          /* CAP_PERFMON or CAP_SYS_ADMIN in effect */
 	uint32_t attr_size;      /* the largest attr the implementation knows (VER8: 136) */
 	char kernel_release[65]; /* uname -r, or the implementation's own version */
+	/* Why this host refuses perf_event_open as a whole (perf_event_paranoid=3, a seccomp
+	 * filter), or "": every case that needs a feature is then ENV_SKIP with this reason. */
+	char unavailable[160];
 };
 
 /* One decoded sample, as the profiler pipeline hands it to the record encoder. */
@@ -106,5 +109,8 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen);
 
 /* Each adapter library defines this; the runners link exactly one adapter. */
 const struct pecs_impl *pecs_adapter(void);
+/* Optional (weak): an adapter running foreign code (a plugin) defines it to return 1, and
+ * the standalone runner then isolates each case in a child unless told --no-isolate. */
+int pecs_adapter_isolates(void) __attribute__((weak));
 
 #endif /* PECS_IMPL_H */
