@@ -22,7 +22,8 @@ static void usage(FILE *out, const char *argv0)
 		"                       pecs-<impl>.json when that is set)\n"
 		"  --junit FILE         write JUnit XML (default: $XML_OUTPUT_FILE when set)\n"
 		"  --isolate            run each case in a child process: a crash or hang fails\n"
-		"                       only that case (CRASH)\n"
+		"                       only that case (CRASH); the default for plugins\n"
+		"  --no-isolate         run every case in this process\n"
 		"  --timeout SECONDS    per-case limit with --isolate (default 60)\n"
 		"  --quiet              print only failures and the summary\n"
 		"  --plugin PATH        the shared object a plugin-adapter runner loads\n"
@@ -30,7 +31,8 @@ static void usage(FILE *out, const char *argv0)
 		"  --help\n"
 		"\n"
 		"Exit status: 0 when no case is FAIL, XPASS, BROKEN or CRASH and no expectations\n"
-		"line is stale; 1 otherwise; 2 for a usage or setup error.\n",
+		"line is stale; 1 otherwise; 2 for a usage or setup error (an unknown option, a\n"
+		"filter that selects no case, a results file that cannot be written).\n",
 		argv0);
 }
 
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
 		{"list", no_argument, 0, 'l'},		{"filter", required_argument, 0, 'f'},
 		{"expectations", required_argument, 0, 'e'}, {"json", required_argument, 0, 'j'},
 		{"junit", required_argument, 0, 'x'},	{"isolate", no_argument, 0, 'i'},
+		{"no-isolate", no_argument, 0, 'n'},
 		{"timeout", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
 		{"plugin", required_argument, 0, 'p'},	{"help", no_argument, 0, 'h'},
 		{0, 0, 0, 0},
@@ -63,6 +66,8 @@ int main(int argc, char **argv)
 	int list = 0, quiet = 0;
 	struct pecs_run_opts run = {.size = sizeof(run), .timeout_s = 60};
 	int c;
+	if (pecs_adapter_isolates && pecs_adapter_isolates())
+		run.isolate = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l': list = 1; break;
@@ -71,6 +76,7 @@ int main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'x': junit = optarg; break;
 		case 'i': run.isolate = 1; break;
+		case 'n': run.isolate = 0; break;
 		case 't': run.timeout_s = (unsigned)atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'p': setenv("PECS_PLUGIN", optarg, 1); break;
