@@ -49,6 +49,31 @@ PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHA
 	}
 }
 
+/* The size E2BIG writes back is the implementation's own struct: a published version, or
+ * (on a kernel newer than the vectors) a larger multiple of 8. Checked against the vectors,
+ * not against the size the adapter probed the same way. */
+PECS_CASE(open_attr_writeback_published, "Required.Open.AttrSize.WriteBackIsPublishedSize", "",
+	  BEHAVIOURS_E2BIG)
+{
+	struct pecs_attr attr;
+	uint32_t latest = 0;
+	int published = 0;
+
+	if (pecs_vec_attr_sizes_count == 0)
+		PECS_BROKEN(t, "no attr size vectors");
+	pecs_attr_counting(t, &attr, PECS_SW_CPU_CLOCK);
+	attr.size = PECS_ATTR_SIZE_VER0 - 8;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, -1, 0), E2BIG);
+	for (size_t i = 0; i < pecs_vec_attr_sizes_count; i++) {
+		published |= attr.size == pecs_vec_attr_sizes[i].size;
+		if (pecs_vec_attr_sizes[i].size > latest)
+			latest = pecs_vec_attr_sizes[i].size;
+	}
+	PECS_CHECK(t, published || (attr.size > latest && attr.size % 8 == 0),
+		   "E2BIG wrote back %u: neither a published attr size nor a newer one (a "
+		   "multiple of 8 above %u)", attr.size, latest);
+}
+
 /* Above a page nothing is read at all, zero or not. */
 PECS_CASE(open_attr_over_page, "Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
 {
