@@ -135,6 +135,9 @@ static void test_live_sampler_into_ring(void **state)
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
 	for (int i = 0; i < 100 && ((const struct pecs_mmap_page *)m)->data_head < 20 * 64; i++)
 		spin_ms(20);
+	/* The collector wrote while the event ran, not only in DISABLE's drain. */
+	assert_true(__atomic_load_n(&((const struct pecs_mmap_page *)m)->data_head,
+				    __ATOMIC_ACQUIRE) > 0);
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0), 0);
 	meta = m;
 	data = (const uint8_t *)m + PG;
