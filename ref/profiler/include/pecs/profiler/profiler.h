@@ -48,8 +48,8 @@ struct ref_profiler_sampling {
 };
 
 enum ref_profiler_task_kind {
-	REF_PROFILER_TASK_PROCESS = 0, /* process CPU time (TASK_CLOCK-like) */
-	REF_PROFILER_TASK_THREAD = 1,  /* one thread's CPU time (CPU_CLOCK-like) */
+	REF_PROFILER_TASK_PROCESS = 0, /* the whole process's CPU time */
+	REF_PROFILER_TASK_THREAD = 1,  /* one thread's CPU time: a per-task clock event */
 	REF_PROFILER_TASK_JOB = 2,
 	REF_PROFILER_TASK_SYSTEM_WIDE = 3,
 };

@@ -5,9 +5,10 @@
  * that the session's collector drains. When one signal stands for several periods (it
  * came late), the records repeat its stack with times one period apart.
  *
- * Targets: a thread of this process (its thread CPU-time clock: CPU_CLOCK-like) or
- * this process (the process CPU-time clock: TASK_CLOCK-like, signals delivered to
- * target.thread). libunwind unwinds only its own address space, so other processes
+ * Targets: a thread of this process (its thread CPU-time clock) or this process (the
+ * process CPU-time clock, signals delivered to target.thread). An event on a task uses
+ * the thread target whether it is CPU_CLOCK or TASK_CLOCK: Linux counts both on the task
+ * the event is attached to. libunwind unwinds only its own address space, so other processes
  * are INVALID_CONFIGURATION. One sampler runs per process at a time (start() of a
  * second one is BAD_STATE) because the signal handler is process-wide.
  *

@@ -42,7 +42,7 @@ struct ref_profiler_enable {
 	size_t size;
 	uint64_t period_ns;
 	enum ref_profiler_callgraph callgraph;
-	enum ref_profiler_task_kind kind; /* THREAD for CPU_CLOCK, PROCESS for TASK_CLOCK */
+	enum ref_profiler_task_kind kind; /* THREAD for an event on a task, either clock */
 	uint64_t pid, tid;
 	enum pecs_stream_format output;   /* a live sampler's stream format; 0: FXT */
 };
