@@ -158,19 +158,39 @@ def lint_file(vectors_dir, rel_path, store, repo_root=None, rev="HEAD"):
     return problems
 
 
+def _checkout_of(vectors_dir, files):
+    """The vectors folder of the git checkout vectors_dir comes from. Bazel's runfiles are
+    symlinks into the checkout, so the files' real paths lead back to it."""
+    for rel in files:
+        real = os.path.realpath(os.path.join(vectors_dir, rel))
+        if real.endswith(os.sep + rel):
+            return real[:-len(rel) - 1]
+    return vectors_dir
+
+
 def lint(vectors_dir, history=True, rev="HEAD"):
     """Every problem found in vectors_dir; empty means clean. With history, tests are
-    compared with the same files at git revision rev."""
+    compared with the same files at git revision rev, and a history that cannot be read
+    is a problem (pass history=False to lint a copy outside git)."""
     store = _load_schemas(vectors_dir)
-    repo_root = _repo_root(vectors_dir) if history else None
-    problems = []
-    if repo_root and subprocess.run(["git", "-C", repo_root, "rev-parse", "--verify", "-q", rev + "^{commit}"],
-                                    stdout=subprocess.DEVNULL).returncode != 0:
-        problems.append("git revision %r not found: cannot check that published tcIds kept their meaning" % rev)
-        repo_root = None
     files = vector_files(vectors_dir)
+    problems = []
     if not files:
         problems.append("no vector files under %s" % vectors_dir)
+    repo_root = None
+    if history:
+        source_dir = _checkout_of(vectors_dir, files)
+        repo_root = _repo_root(source_dir)
+        if not repo_root:
+            problems.append("%s is not in a git checkout: cannot check that published tcIds kept "
+                            "their meaning (lint --no-history skips that check)" % source_dir)
+        elif subprocess.run(["git", "-C", repo_root, "rev-parse", "--verify", "-q", rev + "^{commit}"],
+                            stdout=subprocess.DEVNULL).returncode != 0:
+            problems.append("git revision %r not found: cannot check that published tcIds kept "
+                            "their meaning" % rev)
+            repo_root = None
+        else:
+            vectors_dir = source_dir
     for rel in files:
         problems += lint_file(vectors_dir, rel, store, repo_root, rev)
     return problems

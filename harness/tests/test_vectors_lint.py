@@ -17,6 +17,19 @@ def test_tree_is_clean():
     assert lint.lint(VECTORS) == []
 
 
+def test_tree_history_is_read():
+    # Under Bazel VECTORS is a runfiles tree: lint must still find the checkout behind it,
+    # or the meaning check would silently never run.
+    source = lint._checkout_of(VECTORS, lint.vector_files(VECTORS))
+    assert lint._repo_root(source), "no git checkout behind %s" % VECTORS
+
+
+def test_history_outside_git_is_a_problem(copy):
+    assert any("not in a git checkout" in p and "--no-history" in p
+               for p in lint.lint(str(copy)))
+    assert lint.lint(str(copy), history=False) == []
+
+
 def test_cli_lint_exit_status(capsys):
     assert tool.main(["--vectors-dir", VECTORS, "lint"]) == 0
     assert "0 problem(s)" in capsys.readouterr().out
