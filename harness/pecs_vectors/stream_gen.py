@@ -693,12 +693,35 @@ def _markup(vf):
     bad("mmap missing its vaddr", "MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1:rx}}}\n")
 
 
+def _fxt_malformed_2(vf):
+    """Added after the first publication; new vectors only ever go at the end, so every
+    published tcId keeps its meaning."""
+    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
+    out = Fxt(M).bt(1, [0x401000], 1001, 1002).bad("FXT_BAD_INIT", words(header(1, 1)))
+    _emit(g, "init record of 1 word: the ticks-per-second word is missing", ["Malformed"], out,
+          "fxt", ST_FULL, PERIOD)
+
+
+def _markup_mmap_mode(vf):
+    """LLVM's filter reads an mmap mode as r, w, x in that order, each optional and in
+    either case, and refuses an empty one (added after the first publication)."""
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+    out = Markup(M).text("{{{module:1:lib.so:elf:0123cafe}}}\n"
+                         "{{{mmap:0x3000:0x1000:load:1:RX:0x0}}}\n")
+    out.sample(1001, 1002, [0x3010]).finish()
+    _emit(g, "mmap mode in upper case is a mode", [], out, "markup", ST_MARKUP, PERIOD)
+    out = Markup(M).sample(1001, 1002, [0x401000]).reset()
+    out.bad("MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1::0x0}}}\n")
+    _emit(g, "mmap with an empty mode", ["Malformed"], out, "markup", ST_MARKUP, PERIOD)
+
+
 def build_fxt():
     vf = document.VectorFile("fxt", NOTES)
     _fxt_valid(vf)
     _fxt_koid(vf)
     _fxt_malformed(vf)
     _detect_fxt(vf)
+    _fxt_malformed_2(vf)
     return vf
 
 
@@ -706,6 +729,7 @@ def build_markup():
     vf = document.VectorFile("markup", NOTES)
     _markup(vf)
     _detect_markup(vf)
+    _markup_mmap_mode(vf)
     return vf
 
 

@@ -248,22 +248,22 @@ static int do_module(struct ref_markup_reader *r, const struct span *f, size_t n
 	return 0;
 }
 
-/* "r", "w", "x" in that order, each at most once: the spec's mode string. */
+/* r, w, x in that order, each optional and in either case, at least one: the mode as
+ * LLVM's filter reads it (an empty mode is refused). */
 static bool parse_mode(struct span s, uint32_t *flags)
 {
 	static const char order[] = "rwx";
 	static const uint32_t bits[] = { 4, 2, 1 };
-	size_t k = 0;
+	size_t i = 0;
 
 	*flags = 0;
-	for (size_t i = 0; i < s.n; i++) {
-		while (k < 3 && order[k] != s.p[i])
-			k++;
-		if (k == 3)
-			return false;
-		*flags |= bits[k++];
+	for (size_t k = 0; k < 3 && i < s.n; k++) {
+		if (s.p[i] == order[k] || s.p[i] == order[k] - ('a' - 'A')) {
+			*flags |= bits[k];
+			i++;
+		}
 	}
-	return true;
+	return s.n > 0 && i == s.n;
 }
 
 static int do_mmap(struct ref_markup_reader *r, const struct span *f, size_t n)
