@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pecs/vectors.h"
+#include "support_host.h"
 #include "support_ring.h"
 
 #define PERIOD_NS 100000ull
@@ -307,23 +308,50 @@ PECS_CASE(engine_callchain_attr, "Required.Engine.Callchain.SampleMaxStackAttrTr
 
 /* ---- record layout vectors ------------------------------------------------------ */
 
-/* Patch the run-time ranges of `want` from `got` or from the events' ids. */
+/* The host's word for a task-dependent field, as Linux would write it for this process
+ * (the injected sample stands for an overflow of this thread). */
+static void host_word(const struct pecs_vec_record *v, const char *field, const uint8_t *got,
+		      uint64_t *word)
+{
+	uint64_t size, alt;
+
+	if (!strcmp(field, "cgroup")) {
+		/* No perf_event controller: Linux would refuse CGROUP; the id is then 0. */
+		if (pecs_host_cgroup_id(word) < 0)
+			*word = 0;
+		return;
+	}
+	pecs_host_page_size(v->nr_ips ? v->ips[0] : 0, &size, &alt);
+	memcpy(word, got, sizeof(*word));
+	/* Either size user space cannot tell apart (see pecs_host_page_size()). */
+	if (*word != alt)
+		*word = size;
+}
+
+/* Patch the run-time ranges of `want`: ids from the events, the task-dependent words
+ * from the host, the rest (values and times) from `got`. */
 static int patch_dynamic(const struct pecs_vec_record *v, uint8_t *want, const uint8_t *got,
 			 const uint64_t *ids)
 {
 	for (uint32_t i = 0; i < v->nr_dynamic; i++) {
 		const struct pecs_vec_dynamic *d = &v->dynamic[i];
 		unsigned int m;
+		uint64_t word;
 
 		if (d->offset + d->size > v->expected_len)
 			return -EBADMSG;
-		if (!strcmp(d->field, "id") && d->size == 8)
+		if (!strcmp(d->field, "id") && d->size == 8) {
 			memcpy(want + d->offset, &ids[0], 8);
-		else if (sscanf(d->field, "member_id[%u]", &m) == 1 && m < v->nr_members &&
-			 d->size == 8)
+		} else if (sscanf(d->field, "member_id[%u]", &m) == 1 && m < v->nr_members &&
+			   d->size == 8) {
 			memcpy(want + d->offset, &ids[m], 8);
-		else /* values, times and host-dependent words are not compared */
+		} else if ((!strcmp(d->field, "cgroup") || !strcmp(d->field, "code_page_size")) &&
+			   d->size == 8) {
+			host_word(v, d->field, got + d->offset, &word);
+			memcpy(want + d->offset, &word, 8);
+		} else { /* values and times are not compared */
 			memcpy(want + d->offset, got + d->offset, d->size);
+		}
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "ref/attr/attr.h"
 #include "ref/policy/policy.h"
+#include "ref/uaccess/uaccess.h"
 
 #define BRANCH_USER (1ull << 0)
 #define BRANCH_KERNEL (1ull << 1)
@@ -23,7 +24,10 @@ static int regs_validate(uint64_t mask)
 
 static int size_error(struct pecs_attr *uattr)
 {
-	uattr->size = PECS_ATTR_SIZE_LATEST;
+	uint32_t latest = PECS_ATTR_SIZE_LATEST;
+
+	/* perf_copy_attr() ignores a fault here: E2BIG either way. */
+	(void)ref_copy_to_user(&uattr->size, &latest, sizeof(latest));
 	return -E2BIG;
 }
 
@@ -35,18 +39,24 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!uattr)
-		return -EFAULT;
-	size = uattr->size;
+	ret = ref_copy_from_user(&size, &uattr->size, sizeof(size));
+	if (ret)
+		return ret;
 	if (!size)
 		size = PECS_ATTR_SIZE_VER0;
 	if (size < PECS_ATTR_SIZE_VER0 || size > (uint64_t)lim->page_size)
 		return size_error(uattr);
 	/* copy_struct_from_user(): a newer caller's tail must be zero. */
-	for (uint32_t i = sizeof(*out); i < size; i++)
-		if (raw[i])
+	if (size > sizeof(*out)) {
+		ret = ref_check_zeroed_user(raw + sizeof(*out), size - sizeof(*out));
+		if (ret < 0)
+			return ret;
+		if (!ret)
 			return size_error(uattr);
-	memcpy(out, uattr, size < sizeof(*out) ? size : sizeof(*out));
+	}
+	ret = ref_copy_from_user(out, uattr, size < sizeof(*out) ? size : sizeof(*out));
+	if (ret)
+		return ret;
 	out->size = size;
 
 	if ((out->flags & PECS_ATTR_RESERVED_MASK) || out->reserved_2 ||

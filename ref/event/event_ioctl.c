@@ -8,6 +8,7 @@
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
 #include "ref/ring/ring.h"
+#include "ref/uaccess/uaccess.h"
 
 static int ioc_refresh(struct ref_event *ev, int refresh, struct ref_defer *d)
 {
@@ -21,10 +22,10 @@ static int ioc_refresh(struct ref_event *ev, int refresh, struct ref_defer *d)
 static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_defer *d)
 {
 	uint64_t value;
+	int err = ref_copy_from_user(&value, uptr, sizeof(value));
 
-	if (!uptr)
-		return -EFAULT;
-	memcpy(&value, uptr, sizeof(value));
+	if (err)
+		return err;
 	if (!ref_attr_is_sampling(&ev->attr) || !value)
 		return -EINVAL;
 	if (ev->attr.flags & PECS_ATTR_FREQ) {
@@ -111,13 +112,12 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_SET_OUTPUT:
 		return ioc_set_output(ev, arg);
 	case PECS_IOC_SET_FILTER:
-		/* strndup_user() faults first; no event here takes a filter. */
-		return arg ? -EINVAL : -EFAULT;
+		/* strndup_user() faults first; no event here takes a filter, and an
+		 * overlong string is EINVAL as well. */
+		err = (int)ref_strnlen_user((const void *)arg, (size_t)ev->e->lim.page_size);
+		return err < 0 ? err : -EINVAL;
 	case PECS_IOC_ID:
-		if (!arg)
-			return -EFAULT;
-		memcpy((void *)arg, &ev->id, sizeof(ev->id));
-		return 0;
+		return ref_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));
 	case PECS_IOC_SET_BPF:
 		return ioc_set_bpf(arg);
 	case PECS_IOC_PAUSE_OUTPUT:

@@ -4,6 +4,7 @@
 
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
+#include "ref/uaccess/uaccess.h"
 
 int ref_event_read_values(struct ref_event *ev, struct ref_read_values *v,
 			  struct ref_read_member **members)
@@ -55,20 +56,27 @@ ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count)
 	struct ref_read_values v;
 	struct ref_read_member *m;
 	uint32_t nr = (rf & PECS_FORMAT_GROUP) ? 1 + ev->leader->nr_siblings : 1;
+	size_t size = ref_read_size(rf, nr);
 	ssize_t ret;
+	void *out;
 
 	ret = ref_policy_allow_read(&ev->e->policy);
 	if (ret)
 		return ret;
 	/* The size check comes before anything is read, so a short buffer changes nothing. */
-	if (count < ref_read_size(rf, nr))
+	if (count < size)
 		return -ENOSPC;
-	if (!buf)
-		return -EFAULT;
+	/* Built aside, then copied out: the caller's buffer may fault part way. */
+	out = malloc(size);
+	if (!out)
+		return -ENOMEM;
 	ret = ref_event_read_values(ev, &v, &m);
-	if (ret)
-		return ret;
-	ret = ref_read_encode(rf, &v, buf, count);
-	free(m);
+	if (!ret) {
+		ret = ref_read_encode(rf, &v, out, size);
+		free(m);
+	}
+	if (ret > 0 && ref_copy_to_user(buf, out, (size_t)ret))
+		ret = -EFAULT;
+	free(out);
 	return ret;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "ref/event/event.h"
+#include "ref/host/host.h"
 #include "ref/record/record.h"
 #include "ref/ring/ring.h"
 
@@ -77,6 +78,22 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 		ev->lost_unrecorded = 0;
 }
 
+/* Linux reads these from `current` at the overflow: for a task event the event's task,
+ * for a cpu-wide one whichever task the sample names. */
+static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
+			       struct ref_record_desc *d)
+{
+	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ref_task_proc_id(ev->tid, ev->same_process);
+	uint64_t id;
+
+	if (task <= 0)
+		return;
+	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(task, &id))
+		d->cgroup = id;
+	if ((d->sample_type & PECS_SAMPLE_CODE_PAGE_SIZE) && s->nr_ips)
+		d->code_page_size = ref_host_page_size(task, s->ips[0]);
+}
+
 static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 {
 	struct ref_read_values rv = {0};
@@ -89,10 +106,16 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	int err;
 
 	ref_event_record_desc(ev, &d);
+	sample_task_fields(ev, s, &d);
 	if (ev->attr.sample_type & PECS_SAMPLE_READ) {
 		err = ref_event_read_values(ev, &rv, &members);
 		if (err)
 			return err;
+		/* perf_output_read() times the values by the sampling event itself, where
+		 * read(2) of a group uses the leader's (measured: a member opened later
+		 * samples its own, shorter, time_enabled). */
+		rv.time_enabled = ev->time_enabled;
+		rv.time_running = ev->time_running;
 	}
 	size = ref_record_sample_size(&d, s, members ? &rv : NULL);
 	if (size < 0) {
