@@ -589,12 +589,17 @@ static int p_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
 	return (int)ret;
 }
 
-static long remote_munmap(uint64_t remote, size_t length)
+/* 0 with the testee's answer in *ret, or -errno when the testee failed (and is gone). */
+static long remote_munmap(uint64_t remote, size_t length, long *ret)
 {
 	uint8_t req[PECS_MUNMAP_REQ];
 	pecs_put_u64(req, remote);
 	pecs_put_u64(req + 8, length);
-	return simple(PECS_OP_MUNMAP, req, sizeof(req), 0);
+	struct response r;
+	long err = call(PECS_OP_MUNMAP, req, sizeof(req), &r, 0);
+	free(r.body);
+	*ret = err < 0 ? err : (long)r.ret;
+	return err;
 }
 
 static int p_mmap(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
@@ -632,7 +637,8 @@ static int p_mmap(void *ctx, int fd, size_t length, int prot, int flags, off_t o
 	}
 	if (e < 0) {
 		/* The case sees one failed call: undo the testee's half. */
-		remote_munmap(remote, length);
+		long ignored;
+		remote_munmap(remote, length, &ignored);
 		return e;
 	}
 	maps[nmaps++] = (struct shared_map){.addr = p, .len = length, .remote = remote,
@@ -654,14 +660,14 @@ static int p_munmap(void *ctx, void *addr, size_t length)
 	/* Memory the testee never mapped is the runner's own, as it is in process. */
 	if (!m)
 		return munmap(addr, length) < 0 ? -errno : 0;
-	long ret = 0;
+	long ret = 0, failed = 0;
 	/* A testee that has gone (or been replaced) took its half of the mapping along. */
 	if (m->gen == conn.gen && conn.pid > 0 && conn.owner == getpid())
-		ret = remote_munmap(m->remote + (uint64_t)((uint8_t *)addr - (uint8_t *)m->addr),
-				    length);
+		failed = remote_munmap(m->remote + (uint64_t)((uint8_t *)addr - (uint8_t *)m->addr),
+				       length, &ret);
 	/* The testee's answer decides: a refused unmap (a partial one, on Linux) leaves both
-	 * halves; a transport failure still frees ours. */
-	if (ret == 0 || ret == -EPIPE || ret == -ETIMEDOUT || ret == -EPROTO) {
+	 * halves; a testee that failed has no half left, so ours goes too. */
+	if (ret == 0 || failed) {
 		int local = munmap(addr, length) < 0 ? -errno : 0;
 		if (local == 0 && addr == m->addr && length >= m->len)
 			*m = maps[--nmaps];
