@@ -238,9 +238,8 @@ static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double dead
 		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
 		ssize_t r = recvmsg(t->from, &msg, MSG_CMSG_CLOEXEC);
-		if (r > 0)
-			take_fds(&msg, fd);
 		if (r > 0) {
+			take_fds(&msg, fd);
 			p += r;
 			n -= (size_t)r;
 			continue;
