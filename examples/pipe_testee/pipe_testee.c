@@ -3,11 +3,18 @@
  * --plugin PATH serves a plugin's vtable instead. The pecs-pipe runner drives it, and the
  * harness compares its verdicts with the in-process runner's.
  *
- *   pipe_testee [--plugin PATH] [--own-pid] [--die-at OP] [--hang-at OP] [--garble-at OP]
+ * It speaks version 2 when its stdout is a socket: serving the kernel, the fd behind a
+ * mapping is the event fd itself, which it sends with the MMAP answer so the runner maps
+ * the same ring. A plugin's mapping has no fd this testee can name, so serving a plugin
+ * it answers MMAP with -ENODEV and claims no feature that needs the ring.
+ *
+ *   pipe_testee [--plugin PATH] [--own-pid] [--v1] [--die-at OP] [--hang-at OP]
+ *               [--garble-at OP]
  *
  * Serving the kernel, it opens "pid 0" events on the runner's thread (SETUP names it): a
  * case burns CPU in the runner and expects its own events to count it. --own-pid keeps
- * pid 0 as the testee's own thread.
+ * pid 0 as the testee's own thread. --v1 answers as a testee written for version 1 did:
+ * HELLO with any other version is refused, so the runner must fall back.
  *
  * The --*-at options make it misbehave on the first request of operation OP (open, read,
  * ioctl, ...): exit with status 3, stop answering, or answer with a wrong sequence number.
@@ -21,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <linux/capability.h>
@@ -34,6 +43,7 @@ static const char *const op_names[] = {
 	[PECS_OP_OPEN] = "open",   [PECS_OP_CLOSE] = "close",
 	[PECS_OP_READ] = "read",   [PECS_OP_WRITE] = "write",
 	[PECS_OP_IOCTL] = "ioctl", [PECS_OP_POLL] = "poll",
+	[PECS_OP_MMAP] = "mmap",   [PECS_OP_MUNMAP] = "munmap",
 };
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
@@ -46,6 +56,19 @@ static int die_at, hang_at, garble_at;
 /* Serving the kernel, "pid 0" in a case means the runner's thread, not ours. */
 static int as_caller = 1;
 static pid_t caller_tid;
+/* The implementation's mappings are backed by the event fd: true for the kernel only. */
+static int fd_backed = 1;
+static uint32_t version; /* what HELLO agreed */
+static int only_v1;
+
+/* Mappings made for the runner: MUNMAP may only touch these, and TEARDOWN drops what a
+ * case left behind. */
+#define MAX_MAPS 64
+static struct {
+	void *addr;
+	size_t len;
+} maps[MAX_MAPS];
+static size_t nmaps;
 
 /* ---- I/O --------------------------------------------------------------------- */
 
@@ -80,16 +103,51 @@ static void write_full(const void *buf, size_t n)
 	}
 }
 
-static void respond(uint32_t op, uint32_t seq, int64_t ret, const void *body, size_t len)
+/* Sends a response; with fd >= 0, the fd rides on its first byte (SCM_RIGHTS). */
+static void respond_fd(uint32_t op, uint32_t seq, int64_t ret, const void *body, size_t len,
+		       int fd)
 {
 	uint8_t head[4 + PECS_RESP_HEAD];
 	pecs_put_u32(head, (uint32_t)(PECS_RESP_HEAD + len));
 	pecs_put_u32(head + 4, op);
 	pecs_put_u32(head + 8, seq);
 	pecs_put_u64(head + 12, (uint64_t)ret);
-	write_full(head, sizeof(head));
-	if (len)
-		write_full(body, len);
+	size_t sent = 0;
+	if (fd >= 0) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} control;
+		memset(&control, 0, sizeof(control));
+		struct iovec iov[2] = {{.iov_base = head, .iov_len = sizeof(head)},
+				       {.iov_base = (void *)body, .iov_len = len}};
+		struct msghdr msg = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1,
+				     .msg_control = control.buf,
+				     .msg_controllen = sizeof(control.buf)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+		ssize_t w;
+		do
+			w = sendmsg(1, &msg, 0);
+		while (w < 0 && errno == EINTR);
+		if (w <= 0)
+			exit(1); /* the runner is gone */
+		sent = (size_t)w;
+	}
+	/* Whatever sendmsg did not take goes as plain bytes: the fd went with the first. */
+	if (sent < sizeof(head))
+		write_full(head + sent, sizeof(head) - sent);
+	size_t body_sent = sent > sizeof(head) ? sent - sizeof(head) : 0;
+	if (len > body_sent)
+		write_full((const uint8_t *)body + body_sent, len - body_sent);
+}
+
+static void respond(uint32_t op, uint32_t seq, int64_t ret, const void *body, size_t len)
+{
+	respond_fd(op, seq, ret, body, len, -1);
 }
 
 /* The pointer an argument of the given kind becomes on this side. */
@@ -180,25 +238,38 @@ static void host_facts(uint32_t seq)
 
 /* ---- requests ----------------------------------------------------------------- */
 
-/* Features this testee cannot serve through protocol v1, which has no shared memory:
- * their cases need the event's buffer mapped into the runner. */
+/* Features this testee cannot serve: the protocol has no operation for the optional
+ * inject_sample and set_profiler entries, and without a shared mapping (version 1, or a
+ * plugin's memory) the cases that read the ring cannot run in the runner. */
 static int unservable(const char *f)
 {
-	static const char *const list[] = {"mmap", "mmap.overwrite", "sampling",
-					    "ioctl.set_output", "ioctl.pause_output",
-					    "engine.inject", "profiler.replay", NULL};
-	for (const char *const *p = list; *p; p++)
+	static const char *const never[] = {"engine.inject", "profiler.replay", NULL};
+	static const char *const ring[] = {"mmap", "mmap.overwrite", "sampling",
+					    "ioctl.set_output", "ioctl.pause_output", NULL};
+	for (const char *const *p = never; *p; p++)
+		if (strcmp(*p, f) == 0)
+			return 1;
+	for (const char *const *p = ring; *p && (version < 2 || !fd_backed); p++)
 		if (strcmp(*p, f) == 0)
 			return 1;
 	return 0;
 }
 
+static int stdout_is_socket(void)
+{
+	struct stat st;
+	return fstat(1, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 static void hello(uint32_t seq, const uint8_t *b, size_t len)
 {
-	if (len < 4 || pecs_get_u32(b) != PECS_PIPE_VERSION) {
+	uint32_t offered = len >= 4 ? pecs_get_u32(b) : 0;
+	if (offered < PECS_PIPE_VERSION_MIN || (only_v1 && offered != 1)) {
 		respond(PECS_OP_HELLO, seq, -EPROTONOSUPPORT, NULL, 0);
 		return;
 	}
+	/* Version 2 passes fds, which only a socket can carry. */
+	version = offered >= 2 && stdout_is_socket() ? 2 : 1;
 	char text[4096];
 	int n = snprintf(text, sizeof(text), "%s\n", impl->name);
 	for (const char *const *f = impl->features; f && *f && n < (int)sizeof(text); f++)
@@ -206,7 +277,66 @@ static void hello(uint32_t seq, const uint8_t *b, size_t len)
 			n += snprintf(text + n, sizeof(text) - (size_t)n, "%s\n", *f);
 	if (n >= (int)sizeof(text))
 		n = (int)sizeof(text) - 1;
-	respond(PECS_OP_HELLO, seq, PECS_PIPE_VERSION, text, (size_t)n);
+	respond(PECS_OP_HELLO, seq, version, text, (size_t)n);
+}
+
+static void unmap_all(void)
+{
+	while (nmaps > 0) {
+		nmaps--;
+		impl->munmap(ctx, maps[nmaps].addr, maps[nmaps].len);
+	}
+}
+
+static void serve_mmap(uint32_t seq, const uint8_t *b)
+{
+	if (version < 2) {
+		respond(PECS_OP_MMAP, seq, -ENOSYS, NULL, 0);
+		return;
+	}
+	if (!fd_backed || nmaps == MAX_MAPS) {
+		respond(PECS_OP_MMAP, seq, fd_backed ? -ENOMEM : -ENODEV, NULL, 0);
+		return;
+	}
+	int fd = (int)pecs_get_u32(b);
+	uint64_t length = pecs_get_u64(b + 16), offset = pecs_get_u64(b + 24);
+	void *addr = NULL;
+	int r = impl->mmap(ctx, fd, (size_t)length, (int)pecs_get_u32(b + 4),
+			   (int)pecs_get_u32(b + 8), (off_t)offset, &addr);
+	if (r < 0) {
+		respond(PECS_OP_MMAP, seq, r, NULL, 0);
+		return;
+	}
+	maps[nmaps].addr = addr;
+	maps[nmaps].len = (size_t)length;
+	nmaps++;
+	uint8_t out[PECS_MMAP_RESP];
+	pecs_put_u64(out, (uint64_t)(uintptr_t)addr);
+	pecs_put_u64(out + 8, offset);
+	respond_fd(PECS_OP_MMAP, seq, 0, out, sizeof(out), fd);
+}
+
+static void serve_munmap(uint32_t seq, const uint8_t *b)
+{
+	if (version < 2) {
+		respond(PECS_OP_MUNMAP, seq, -ENOSYS, NULL, 0);
+		return;
+	}
+	uint8_t *addr = (uint8_t *)(uintptr_t)pecs_get_u64(b);
+	size_t length = (size_t)pecs_get_u64(b + 8);
+	size_t i = 0;
+	while (i < nmaps && !(addr >= (uint8_t *)maps[i].addr &&
+			      addr < (uint8_t *)maps[i].addr + maps[i].len))
+		i++;
+	/* Only memory mapped for the runner: anything else is this process's own. */
+	if (i == nmaps) {
+		respond(PECS_OP_MUNMAP, seq, -EINVAL, NULL, 0);
+		return;
+	}
+	int r = impl->munmap(ctx, addr, length);
+	if (r == 0 && addr == maps[i].addr && length >= maps[i].len)
+		maps[i] = maps[--nmaps];
+	respond(PECS_OP_MUNMAP, seq, r, NULL, 0);
 }
 
 static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
@@ -216,7 +346,8 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 	static const size_t fixed[NOPS] = {
 		[PECS_OP_HELLO] = 4, [PECS_OP_SETUP] = 8, [PECS_OP_OPEN] = 24, [PECS_OP_CLOSE] = 4,
 		[PECS_OP_READ] = 16, [PECS_OP_WRITE] = 16, [PECS_OP_IOCTL] = 24,
-		[PECS_OP_POLL] = 12,
+		[PECS_OP_POLL] = 12, [PECS_OP_MMAP] = PECS_MMAP_REQ,
+		[PECS_OP_MUNMAP] = PECS_MUNMAP_REQ,
 	};
 	if (op >= NOPS || !op_names[op]) {
 		respond(op, seq, -ENOSYS, NULL, 0);
@@ -236,6 +367,7 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 		host_facts(seq);
 		return;
 	case PECS_OP_SETUP:
+		unmap_all();
 		if (ctx) /* the previous case's state, if the runner never tore it down */
 			impl->teardown(ctx);
 		ctx = NULL;
@@ -243,6 +375,7 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 		respond(op, seq, impl->setup(&ctx), NULL, 0);
 		return;
 	case PECS_OP_TEARDOWN:
+		unmap_all();
 		impl->teardown(ctx);
 		ctx = NULL;
 		respond(op, seq, 0, NULL, 0);
@@ -302,6 +435,12 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 				   (int)pecs_get_u32(b + 8)),
 			NULL, 0);
 		return;
+	case PECS_OP_MMAP:
+		serve_mmap(seq, b);
+		return;
+	case PECS_OP_MUNMAP:
+		serve_munmap(seq, b);
+		return;
 	}
 }
 
@@ -340,8 +479,11 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--plugin") == 0 && next) {
 			impl = load_plugin(argv[++i]);
 			as_caller = 0; /* a plugin models its own tasks */
+			fd_backed = 0;
 		} else if (strcmp(argv[i], "--own-pid") == 0)
 			as_caller = 0;
+		else if (strcmp(argv[i], "--v1") == 0)
+			only_v1 = 1;
 		else if (strcmp(argv[i], "--die-at") == 0 && next)
 			die_at = op_by_name(argv[++i]);
 		else if (strcmp(argv[i], "--hang-at") == 0 && next)
@@ -349,8 +491,8 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--garble-at") == 0 && next)
 			garble_at = op_by_name(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--plugin PATH] [--own-pid] [--die-at OP] [--hang-at OP] "
-					"[--garble-at OP]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--plugin PATH] [--own-pid] [--v1] [--die-at OP] "
+					"[--hang-at OP] [--garble-at OP]\n", argv[0]);
 			return 2;
 		}
 	}

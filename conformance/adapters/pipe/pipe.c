@@ -1,6 +1,7 @@
 /* An implementation in another process, in any language: the adapter starts $PECS_TESTEE
  * (a command line run by /bin/sh as `exec <command>`), and forwards every vtable call as a
- * length-prefixed request on the testee's stdin, reading the response from its stdout
+ * length-prefixed request on the testee's stdin (a pipe), reading the response from its
+ * stdout (one end of an AF_UNIX socketpair, so that version 2 can pass file descriptors)
  * (docs/testee-protocol.md).
  *
  * Each process talks to its own testee: with --isolate every case runs in a forked child,
@@ -11,8 +12,11 @@
  * (testee gone) or SIGALRM (deadline), which the runner reports as CRASH; without
  * --isolate the call returns -EPIPE or -ETIMEDOUT and the next case starts a new testee.
  *
- * Protocol v1 carries no memory: mmap() answers -ENODEV and features that need a mapping
- * in the runner's address space are not claimed through the pipe.
+ * Version 2 shares the ring: the testee answers MMAP with the fd behind its mapping
+ * (SCM_RIGHTS), and the adapter maps the same bytes from it, so data_head and data_tail
+ * are one memory for the testee's implementation and the case. A testee that speaks only
+ * version 1 carries no memory: mmap() answers -ENODEV and features that need a mapping in
+ * the runner's address space are not claimed through the pipe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -35,11 +41,26 @@
 struct testee {
 	pid_t pid;        /* the testee's process */
 	pid_t owner;      /* the runner process that started it */
-	int to, from;     /* its stdin and stdout */
+	int to, from;     /* its stdin (a pipe) and stdout (a socket) */
 	uint32_t seq;
+	unsigned int gen; /* bumped per testee started: mappings name the testee they share */
 };
 
+/* A mapping shared with the testee: our view of it, and its address over there. */
+struct shared_map {
+	void *addr;
+	size_t len;
+	uint64_t remote;
+	unsigned int gen;
+};
+
+#define MAX_SHARED_MAPS 64
+
 static struct testee conn = {.pid = -1, .to = -1, .from = -1};
+static struct shared_map maps[MAX_SHARED_MAPS];
+static size_t nmaps;
+/* What HELLO settled on: the version every later testee of this run is offered. */
+static uint32_t version = PECS_PIPE_VERSION;
 static const char *command;
 static pid_t main_pid;
 static int timeout_ms = 10000;
@@ -78,7 +99,9 @@ static int spawn(struct testee *t)
 	int in[2], out[2];
 	if (pipe2(in, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
+	/* A socket, not a pipe: only a socket carries SCM_RIGHTS, and version 1 testees
+	 * cannot tell the difference when they write to it. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0) {
 		int e = errno;
 		close(in[0]);
 		close(in[1]);
@@ -109,6 +132,7 @@ static int spawn(struct testee *t)
 	close(out[1]);
 	t->pid = pid;
 	t->owner = parent;
+	t->gen++;
 	t->to = in[1];
 	t->from = out[0];
 	fcntl(t->to, F_SETFL, O_NONBLOCK);
@@ -152,6 +176,7 @@ static const char *op_name(uint32_t op)
 		[PECS_OP_OPEN] = "OPEN",   [PECS_OP_CLOSE] = "CLOSE",
 		[PECS_OP_READ] = "READ",   [PECS_OP_WRITE] = "WRITE",
 		[PECS_OP_IOCTL] = "IOCTL", [PECS_OP_POLL] = "POLL",
+		[PECS_OP_MMAP] = "MMAP",   [PECS_OP_MUNMAP] = "MUNMAP",
 	};
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
 }
@@ -183,11 +208,38 @@ static enum failure write_all(struct testee *t, const uint8_t *p, size_t n, doub
 	return OK;
 }
 
-static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double deadline)
+/* Keeps the first fd a response carries in *fd and closes any other: a testee must not
+ * make the runner leak descriptors by sending more than it was asked for. */
+static void take_fds(struct msghdr *msg, int *fd)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(got));
+			if (*fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+}
+
+static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double deadline, int *fd)
 {
 	while (n > 0) {
-		ssize_t r = read(t->from, p, n);
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(8 * sizeof(int))];
+		} control;
+		struct iovec iov = {.iov_base = p, .iov_len = n};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+		ssize_t r = recvmsg(t->from, &msg, MSG_CMSG_CLOEXEC);
 		if (r > 0) {
+			take_fds(&msg, fd);
 			p += r;
 			n -= (size_t)r;
 			continue;
@@ -208,6 +260,7 @@ struct response {
 	int64_t ret;
 	uint8_t *body;
 	size_t len;
+	int fd; /* MMAP only: the fd behind the testee's mapping */
 };
 
 /* The testee failed this process: say why, then end the case as documented above. */
@@ -245,6 +298,7 @@ static long call(uint32_t op, const uint8_t *body, size_t len, struct response *
 	struct testee *t = &conn;
 	resp->body = NULL;
 	resp->len = 0;
+	resp->fd = -1;
 	if (t->pid < 0 || t->owner != getpid()) {
 		/* A forked child must not touch its parent's stream. */
 		if (t->owner != getpid()) {
@@ -263,12 +317,16 @@ static long call(uint32_t op, const uint8_t *body, size_t len, struct response *
 		/* A new testee knows nothing: greet it, as the protocol requires first. */
 		if (op != PECS_OP_HELLO) {
 			uint8_t v[4];
-			pecs_put_u32(v, PECS_PIPE_VERSION);
+			pecs_put_u32(v, version);
 			struct response hello;
 			long r = call(PECS_OP_HELLO, v, sizeof(v), &hello, 0);
 			if (r < 0)
 				return r;
 			free(hello.body);
+			/* The first testee agreed to this version; its successor must too, or
+			 * the mappings the case makes would mean something else. */
+			if (hello.ret != (int64_t)version)
+				return give_up(t, GARBLED, PECS_OP_HELLO, timeout_ms);
 		}
 	}
 	int wait_ms = timeout_ms + (extra_ms > 0 ? extra_ms : 0);
@@ -285,8 +343,9 @@ static long call(uint32_t op, const uint8_t *body, size_t len, struct response *
 	enum failure f = write_all(t, frame, 4 + total, deadline);
 	free(frame);
 	uint8_t head[4 + PECS_RESP_HEAD];
+	int fd = -1;
 	if (f == OK)
-		f = read_all(t, head, sizeof(head), deadline);
+		f = read_all(t, head, sizeof(head), deadline, &fd);
 	uint32_t plen = f == OK ? pecs_get_u32(head) : 0;
 	if (f == OK && (plen < PECS_RESP_HEAD || plen > PECS_PIPE_MAX_PAYLOAD ||
 			pecs_get_u32(head + 4) != op || pecs_get_u32(head + 8) != t->seq))
@@ -296,7 +355,15 @@ static long call(uint32_t op, const uint8_t *body, size_t len, struct response *
 		resp->body = malloc(resp->len);
 		if (!resp->body)
 			return -ENOMEM;
-		f = read_all(t, resp->body, resp->len, deadline);
+		f = read_all(t, resp->body, resp->len, deadline, &fd);
+	}
+	int64_t ret = f == OK ? (int64_t)pecs_get_u64(head + 12) : -1;
+	/* A mapping made over there is useless here without its fd and address. */
+	if (f == OK && op == PECS_OP_MMAP && ret == 0 && (fd < 0 || resp->len < PECS_MMAP_RESP))
+		f = GARBLED;
+	if (fd >= 0 && (f != OK || op != PECS_OP_MMAP || ret != 0)) {
+		close(fd);
+		fd = -1;
 	}
 	if (f != OK) {
 		free(resp->body);
@@ -304,7 +371,8 @@ static long call(uint32_t op, const uint8_t *body, size_t len, struct response *
 		resp->len = 0;
 		return give_up(t, f, op, wait_ms);
 	}
-	resp->ret = (int64_t)pecs_get_u64(head + 12);
+	resp->ret = ret;
+	resp->fd = fd;
 	return 0;
 }
 
@@ -520,17 +588,92 @@ static int p_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
 	return (int)ret;
 }
 
+/* 0 with the testee's answer in *ret, or -errno when the testee failed (and is gone). */
+static long remote_munmap(uint64_t remote, size_t length, long *ret)
+{
+	uint8_t req[PECS_MUNMAP_REQ];
+	pecs_put_u64(req, remote);
+	pecs_put_u64(req + 8, length);
+	struct response r;
+	long err = call(PECS_OP_MUNMAP, req, sizeof(req), &r, 0);
+	free(r.body);
+	*ret = err < 0 ? err : (long)r.ret;
+	return err;
+}
+
 static int p_mmap(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
 		  void **addr)
 {
-	(void)ctx, (void)fd, (void)length, (void)prot, (void)flags, (void)offset, (void)addr;
-	return -ENODEV; /* protocol v1 carries no shared memory */
+	(void)ctx;
+	if (version < 2)
+		return -ENODEV; /* protocol v1 carries no shared memory */
+	uint8_t req[PECS_MMAP_REQ];
+	pecs_put_u32(req, (uint32_t)fd);
+	pecs_put_u32(req + 4, (uint32_t)prot);
+	pecs_put_u32(req + 8, (uint32_t)flags);
+	pecs_put_u32(req + 12, 0);
+	pecs_put_u64(req + 16, length);
+	pecs_put_u64(req + 24, (uint64_t)offset);
+	struct response r;
+	long err = call(PECS_OP_MMAP, req, sizeof(req), &r, 0);
+	if (err < 0)
+		return (int)err;
+	if (r.ret != 0) {
+		free(r.body);
+		return r.ret < 0 ? (int)r.ret : -EPROTO;
+	}
+	uint64_t remote = pecs_get_u64(r.body);
+	off_t fd_offset = (off_t)pecs_get_u64(r.body + 8);
+	free(r.body);
+	/* Same length, protection and flags as the testee's mapping: Linux lets an event's
+	 * buffer be mapped again at its size, and in the same write mode it is one buffer. */
+	void *p = mmap(NULL, length, prot, flags, r.fd, fd_offset);
+	int e = p == MAP_FAILED ? -errno : 0;
+	close(r.fd); /* the mapping holds the file from here on */
+	if (e == 0 && nmaps == MAX_SHARED_MAPS) {
+		munmap(p, length);
+		e = -ENOMEM;
+	}
+	if (e < 0) {
+		/* The case sees one failed call: undo the testee's half. */
+		long ignored;
+		remote_munmap(remote, length, &ignored);
+		return e;
+	}
+	maps[nmaps++] = (struct shared_map){.addr = p, .len = length, .remote = remote,
+					    .gen = conn.gen};
+	*addr = p;
+	return 0;
 }
 
 static int p_munmap(void *ctx, void *addr, size_t length)
 {
-	(void)ctx, (void)addr, (void)length;
-	return -EINVAL;
+	(void)ctx;
+	if (version < 2)
+		return -EINVAL;
+	struct shared_map *m = NULL;
+	for (size_t i = 0; i < nmaps && !m; i++)
+		if ((uint8_t *)addr >= (uint8_t *)maps[i].addr &&
+		    (uint8_t *)addr < (uint8_t *)maps[i].addr + maps[i].len)
+			m = &maps[i];
+	/* Memory the testee never mapped is the runner's own, as it is in process. */
+	if (!m)
+		return munmap(addr, length) < 0 ? -errno : 0;
+	long ret = 0, failed = 0;
+	/* A testee that has gone (or been replaced) took its half of the mapping along. */
+	if (m->gen == conn.gen && conn.pid > 0 && conn.owner == getpid())
+		failed = remote_munmap(m->remote + (uint64_t)((uint8_t *)addr - (uint8_t *)m->addr),
+				       length, &ret);
+	/* The testee's answer decides: a refused unmap (a partial one, on Linux) leaves both
+	 * halves; a testee that failed has no half left, so ours goes too. */
+	if (ret == 0 || failed) {
+		int local = munmap(addr, length) < 0 ? -errno : 0;
+		if (local == 0 && addr == m->addr && length >= m->len)
+			*m = maps[--nmaps];
+		if (ret == 0)
+			ret = local;
+	}
+	return (int)ret;
 }
 
 static int p_poll(void *ctx, int fd, short events, int poll_timeout_ms)
@@ -586,12 +729,16 @@ static struct pecs_impl pipe_impl = {
 	.write = p_write,
 };
 
-/* Features whose cases need the implementation's memory mapped into the runner. */
-static int needs_memory(const char *f)
+/* Features the pipe cannot carry: the vtable's optional inject_sample and set_profiler
+ * have no operation, and a version 1 testee cannot share its mappings. */
+static int cannot_carry(const char *f)
 {
-	static const char *const v1_cannot[] = {"mmap", "mmap.overwrite", "engine.inject",
-						 "profiler.replay", NULL};
-	for (const char *const *p = v1_cannot; *p; p++)
+	static const char *const never[] = {"engine.inject", "profiler.replay", NULL};
+	static const char *const v1_cannot[] = {"mmap", "mmap.overwrite", NULL};
+	for (const char *const *p = never; *p; p++)
+		if (strcmp(*p, f) == 0)
+			return 1;
+	for (const char *const *p = v1_cannot; *p && version < 2; p++)
 		if (strcmp(*p, f) == 0)
 			return 1;
 	return 0;
@@ -613,8 +760,9 @@ static int parse_hello(const struct response *r)
 	snprintf(impl_name, sizeof(impl_name), "pipe-%s", name);
 	size_t n = 0;
 	for (char *f = strtok_r(NULL, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
-		if (needs_memory(f))
-			fprintf(stderr, "pecs-pipe: ignoring feature %s: protocol v1 has no mmap\n", f);
+		if (cannot_carry(f))
+			fprintf(stderr, "pecs-pipe: ignoring feature %s: protocol v%u cannot carry it\n",
+				f, version);
 		else
 			features[n++] = f;
 	}
@@ -654,10 +802,19 @@ const struct pecs_impl *pecs_adapter(void)
 	struct response r;
 	if (call(PECS_OP_HELLO, v, sizeof(v), &r, 0) < 0)
 		fail_setup("the testee did not answer HELLO (see above): %s", command);
-	if (r.ret != PECS_PIPE_VERSION) {
+	/* A version 1 testee refuses any other number; offer it 1 on the same stream. */
+	if (r.ret == -EPROTONOSUPPORT) {
 		free(r.body);
-		fail_setup("the testee refused protocol version 1: %s", command);
+		pecs_put_u32(v, PECS_PIPE_VERSION_MIN);
+		if (call(PECS_OP_HELLO, v, sizeof(v), &r, 0) < 0)
+			fail_setup("the testee did not answer HELLO (see above): %s", command);
 	}
+	if (r.ret < PECS_PIPE_VERSION_MIN || r.ret > PECS_PIPE_VERSION) {
+		free(r.body);
+		fail_setup("the testee refused protocol versions %u to %u: %s", PECS_PIPE_VERSION_MIN,
+			   PECS_PIPE_VERSION, command);
+	}
+	version = (uint32_t)r.ret;
 	if (parse_hello(&r) < 0) {
 		free(r.body);
 		fail_setup("the testee's HELLO names no implementation: %s", command);

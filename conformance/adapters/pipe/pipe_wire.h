@@ -1,4 +1,4 @@
-/* The pipe testee protocol, version 1, as C constants and byte helpers: shared by the
+/* The pipe testee protocol, versions 1 and 2, as C constants and byte helpers: shared by the
  * pecs-pipe adapter and the example testee. docs/testee-protocol.md is the specification;
  * this header only names its numbers. Every integer on the wire is little-endian. */
 #ifndef PECS_PIPE_WIRE_H
@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PECS_PIPE_VERSION 1u
+/* The newest version this header describes; the runner offers it and falls back to 1. */
+#define PECS_PIPE_VERSION 2u
+#define PECS_PIPE_VERSION_MIN 1u
 /* Largest payload either side sends or accepts; a longer frame is a protocol error. */
 #define PECS_PIPE_MAX_PAYLOAD (1u << 20)
 /* Buffers larger than this are clamped by the adapter (a perf read is at most 16 KiB). */
@@ -24,6 +26,9 @@ enum pecs_pipe_op {
 	PECS_OP_WRITE = 8,
 	PECS_OP_IOCTL = 9,
 	PECS_OP_POLL = 10,
+	/* version 2: the testee's mapping travels as an fd over SCM_RIGHTS */
+	PECS_OP_MMAP = 11,
+	PECS_OP_MUNMAP = 12,
 };
 
 /* How a pointer argument travels: its bytes, or what kind of bad pointer it was, so the
@@ -40,6 +45,9 @@ enum pecs_pipe_ptr {
 #define PECS_REQ_HEAD 8u  /* u32 op, u32 seq */
 #define PECS_RESP_HEAD 16u /* u32 op, u32 seq, i64 ret */
 #define PECS_FACTS_FIXED 36u
+#define PECS_MMAP_REQ 32u  /* i32 fd, i32 prot, i32 flags, u32 0, u64 length, u64 offset */
+#define PECS_MMAP_RESP 16u /* u64 addr, u64 fd_offset */
+#define PECS_MUNMAP_REQ 16u /* u64 addr, u64 length */
 
 static inline void pecs_put_u16(uint8_t *p, uint16_t v)
 {
