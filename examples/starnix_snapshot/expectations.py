@@ -38,6 +38,12 @@ QUIRKS = {
             "TIME and other fields are not written",
     "koids": "fxbug.dev/398914921: profiler koids become pid and tid unmapped, and samples of "
              "unmapped tasks are kept",
+    "times": "starnix_perf_mod.rs read() (next to fxbug.dev/402938671): time_enabled and "
+             "time_running are both monotonic wall time while the event is enabled, not the "
+             "task's run time, and a member's do not wait for its leader",
+    "leaderid": "starnix_perf_mod.rs PerfState.format_id_lookup_table and perf_event_open's "
+                "group_fd branch: a member's samples carry its leader's format id in "
+                "PERF_SAMPLE_ID and PERF_SAMPLE_IDENTIFIER (no Fuchsia bug tracks it)",
     "text": "fxbug.dev/437171287: the text parser works on each socket read alone: one sample "
             "per read at most, and a line split across reads is lost",
 }
@@ -48,16 +54,23 @@ RULES = [
     ("write", r"^Required\.Read\.Write\.", None),
     ("text", r"Profiler\.Markup\.(LineSplit|OneSamplePerBlock)", None),
     ("koids", r"KoidMap\.|FuchsiaUnitTestExample", None),
+    ("leaderid", r"^Required\.Profiler\.Group\.MemberSamplesCarryMemberId$",
+     r"IDENTIFIER (\d+), ID \1; the member's id is \d+, the leader's \1$"),
     ("misc", r"^Required\.Profiler\.", r"got 0x01, want 0x02|ring holds \d+ bytes, want"),
     ("ioctl", None, r"pecs_cnt_id|PECS_IOC_ID"),
     ("ioctl", r"Ioctl\.(Id|Period|Refresh|SetBpf|SetFilter|QueryBpf|ModifyAttributes|"
               r"SetOutput|PauseOutput)\.", None),
-    ("group", r"^Required\.Group\.|ReadSizeOver16KiB|Layout\.Group\.|GroupShort", r"ENOSYS"),
+    ("group", r"^Required\.Group\.|ReadSizeOver16KiB|Layout\.Group\.|GroupShort|Read\.Group\.",
+     r"ENOSYS"),
     ("flaggroup", r"^Required\.Ioctl\.Group\.|ArgIsU32Bit0Only", None),
     ("value", r"Read\.(Count|Disable|Reset)\.|Ioctl\.Reset\.", None),
     ("value", None, r"counted nothing"),
+    ("value", r"Group\.Schedule\.MemberRunsOnlyWithItsLeader", r": value [1-9]"),
+    ("value", r"Ioctl\.Encoding\.UpperHalfOfRequestIgnored", r"counted \d+ ns of"),
+    ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns for"),
     ("lost", r"Read\.Buffer\.ShortIsEnospc", None),
     ("pid", r"Open\.PidCpu\.(ExitedPid|NegativePid|ThisThread)|LeaderTaskExited", None),
+    ("pid", r"Read\.Times\.FinishedThreadFrozen", r"ENOSYS"),
     ("mmap2", r"Mmap\.Shared\.OtherSize", None),
     ("meta", r"^Required\.Mmap\.Page\.", None),
     ("mmap", r"^Required\.Mmap\.", None),
