@@ -48,9 +48,14 @@ QUIRKS = {
             "per read at most, and a line split across reads is lost",
 }
 
-# (quirk, pattern on the case id, pattern on the message): the first match wins, so the
-# more specific rules come first.
+# (quirk, pattern on the case id, pattern on the message[, condition]): the first match
+# wins, so the more specific rules come first. A condition (docs/implementing.md,
+# "Expectations files") marks a failure that only a run with that host fact can show.
 RULES = [
+    # Only a caller that may count the kernel opens the kernel-inclusive switch counter,
+    # whose stub value (1) is then short of the waits.
+    ("value", r"Read\.Count\.SwitchesUserOnlyZero", r"kernel-inclusive counter saw",
+     "privileged"),
     ("write", r"^Required\.Read\.Write\.", None),
     ("text", r"Profiler\.Markup\.(LineSplit|OneSamplePerBlock)", None),
     ("koids", r"KoidMap\.|FuchsiaUnitTestExample", None),
@@ -67,7 +72,7 @@ RULES = [
     ("value", None, r"counted nothing"),
     ("value", r"Group\.Schedule\.MemberRunsOnlyWithItsLeader", r": value [1-9]"),
     ("value", r"Ioctl\.Encoding\.UpperHalfOfRequestIgnored", r"counted \d+ ns of"),
-    ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns for"),
+    ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns (for|counted)"),
     ("lost", r"Read\.Buffer\.ShortIsEnospc", None),
     ("pid", r"Open\.PidCpu\.(ExitedPid|NegativePid|ThisThread)|LeaderTaskExited", None),
     ("pid", r"Read\.Times\.FinishedThreadFrozen", r"ENOSYS"),
@@ -86,12 +91,14 @@ HEADER = """\
 
 
 def quirk_of(result):
-    for quirk, id_pat, msg_pat in RULES:
+    """The quirk that explains a failure and the condition its line needs, or None."""
+    for rule in RULES:
+        quirk, id_pat, msg_pat = rule[:3]
         if id_pat and not re.search(id_pat, result["id"]):
             continue
         if msg_pat and not re.search(msg_pat, result["message"]):
             continue
-        return quirk
+        return quirk, (rule[3] if len(rule) > 3 else None)
     return None
 
 
@@ -105,11 +112,12 @@ def main(argv):
     for r in results:
         if r["raw_status"] not in ("FAIL", "BROKEN", "CRASH"):
             continue
-        quirk = quirk_of(r)
-        if quirk is None:
+        found = quirk_of(r)
+        if found is None:
             unexplained.append(r)
         else:
-            listed.setdefault(quirk, []).append(r["id"])
+            quirk, cond = found
+            listed.setdefault(quirk, []).append(r["id"] + (" [%s]" % cond if cond else ""))
     lines = [HEADER]
     for quirk, reason in QUIRKS.items():
         if quirk in listed:
