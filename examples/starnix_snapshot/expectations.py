@@ -38,9 +38,9 @@ QUIRKS = {
             "TIME and other fields are not written",
     "koids": "fxbug.dev/398914921: profiler koids become pid and tid unmapped, and samples of "
              "unmapped tasks are kept",
-    "times": "starnix_perf_mod.rs read() (next to fxbug.dev/402938671): time_enabled and "
-             "time_running are both monotonic wall time while the event is enabled, not the "
-             "task's run time, and a member's do not wait for its leader",
+    "times": "starnix_perf_mod.rs read(), in the read_format stub of fxbug.dev/402938671: "
+             "time_enabled and time_running are both monotonic wall time while the event is "
+             "enabled, not the task's run time, and a member's do not wait for its leader",
     "leaderid": "starnix_perf_mod.rs PerfState.format_id_lookup_table and perf_event_open's "
                 "group_fd branch: a member's samples carry its leader's format id in "
                 "PERF_SAMPLE_ID and PERF_SAMPLE_IDENTIFIER (no Fuchsia bug tracks it)",
@@ -85,7 +85,8 @@ RULES = [
 HEADER = """\
 # Known failures of examples/starnix_snapshot, the divergent example plugin: a Starnix
 # perf_event snapshot's documented behaviour. Each line names the Fuchsia bug that the
-# snapshot's own track_stub ties to the gap. A case listed here that passes (XPASS), a line
+# snapshot's own track_stub ties to the gap or, where no bug tracks it, the seed code
+# (starnix_perf_mod.rs) that makes it. A case listed here that passes (XPASS), a line
 # that matches no case (stale) and a failing case not listed here each fail the run.
 # Written by examples/starnix_snapshot/expectations.py from a run of the plugin runner."""
 
