@@ -5,7 +5,7 @@
 /* x86 PERF_REG_EXTENDED_MASK: the XMM registers only some hardware PMUs sample. */
 #define X86_REGS_EXTENDED (~0ull << 32)
 
-static int software_kind(uint64_t config, int cpu_wide, enum ref_kind *kind)
+static int software_kind(uint64_t config, int cpu_wide, int user_only, enum ref_kind *kind)
 {
 	switch (config) {
 	case PECS_SW_CPU_CLOCK:
@@ -21,12 +21,20 @@ static int software_kind(uint64_t config, int cpu_wide, enum ref_kind *kind)
 	case PECS_SW_EMULATION_FAULTS:
 		*kind = REF_KIND_ZERO;
 		return 0;
+	case PECS_SW_CGROUP_SWITCHES:
+		/* The scheduler raises it with kernel registers, so an event that excludes
+		 * the kernel never sees one (measured: 0). With the kernel counted there is
+		 * no honest source in user space. */
+		if (cpu_wide || !user_only)
+			return -ENOENT;
+		*kind = REF_KIND_ZERO;
+		return 0;
 	default:
 		break;
 	}
 	/* The remaining counters are read per thread from /proc; a cpu-wide count of them
-	 * has no honest source in user space, and neither has a cgroup switch count. */
-	if (cpu_wide || config == PECS_SW_CGROUP_SWITCHES || config >= PECS_SW_MAX)
+	 * has no honest source in user space. */
+	if (cpu_wide || config >= PECS_SW_MAX)
 		return -ENOENT;
 	switch (config) {
 	case PECS_SW_PAGE_FAULTS:
@@ -54,7 +62,8 @@ int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind)
 
 	switch (a->type) {
 	case PECS_TYPE_SOFTWARE:
-		err = software_kind(a->config, cpu_wide, kind);
+		err = software_kind(a->config, cpu_wide,
+				    (a->flags & PECS_ATTR_EXCLUDE_KERNEL) != 0, kind);
 		break;
 	/* Linux's tracepoint PMU refuses an id it does not know and the breakpoint PMU
 	 * an empty breakpoint, both with EINVAL; the engine has neither, so every config

@@ -42,13 +42,16 @@ void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
 	d->nr++;
 }
 
-/* Folds the time since the last sync into the counters, by the state the event was in. */
+/* Folds the time since the last sync into the counters, by the state the event was in.
+ * A member's times move only while its group is scheduled, that is while its leader is
+ * enabled too (measured: an enabled member of a disabled leader reads time_enabled 0). */
 void ref_event_sync(struct ref_event *ev)
 {
 	uint64_t t = ref_source_read(&ev->tsrc);
 	uint64_t c = ref_source_read(&ev->csrc);
+	const struct ref_event *leader = ev->leader ? ev->leader : ev;
 
-	if (ev->on)
+	if (ev->on && leader->on)
 		ev->time_enabled += t - ev->t_last;
 	if (ev->running) {
 		ev->time_running += t - ev->t_last;

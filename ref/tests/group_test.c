@@ -265,6 +265,34 @@ static void test_group_read_size(void **state)
 }
 
 /* FLAG_GROUP from a member's fd reaches the whole group; arg is cut to 32 bits. */
+/* A member's times move only while its leader is enabled as well: before, and again
+ * after the leader is disabled, an enabled member's value and times stand still. */
+static void test_member_times_follow_leader(void **state)
+{
+	uint64_t rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING;
+	int l = open_ev(rf, -1, 1), m = open_ev(rf, l, 0);
+	uint64_t a[3], b[3];
+
+	(void)state;
+	burn_cpu_ms(3);
+	assert_int_equal(ref_engine_read(E, m, a, sizeof(a)), 24);
+	assert_int_equal(a[0], 0);
+	assert_int_equal(a[1], 0);
+	assert_int_equal(a[2], 0);
+	assert_int_equal(ref_engine_ioctl(E, l, PECS_IOC_ENABLE, 0), 0);
+	burn_cpu_ms(3);
+	assert_int_equal(ref_engine_ioctl(E, l, PECS_IOC_DISABLE, 0), 0);
+	assert_int_equal(ref_engine_read(E, m, a, sizeof(a)), 24);
+	assert_true(a[0] > 0 && a[1] > 0 && a[2] > 0);
+	burn_cpu_ms(3);
+	assert_int_equal(ref_engine_read(E, m, b, sizeof(b)), 24);
+	assert_int_equal(b[0], a[0]);
+	assert_int_equal(b[1], a[1]);
+	assert_int_equal(b[2], a[2]);
+	ref_engine_close(E, m);
+	ref_engine_close(E, l);
+}
+
 static void test_group_ioctls(void **state)
 {
 	uint64_t rf = PECS_FORMAT_GROUP | PECS_FORMAT_TOTAL_TIME_ENABLED;
@@ -367,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_group_rules),
 		cmocka_unit_test(test_group_read_size),
 		cmocka_unit_test(test_group_ioctls),
+		cmocka_unit_test(test_member_times_follow_leader),
 		cmocka_unit_test(test_leader_task_exited),
 	};
 

@@ -1,0 +1,127 @@
+/* mmap() refusals that depend on how the event was opened or redirected, the locked-
+ * memory limit, and what the last munmap of a shared ring does. Sources: perf_mmap and
+ * perf_mmap_close in kernel/events/core.c; measured on Linux 6.18, where mapping an
+ * event that writes into another's ring is EBUSY (6.12's source still shared the ring). */
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "support_ring.h"
+
+#define PERIOD_NS 1000000ull
+
+static int open_sampler(struct pecs_t *t, int cpu, uint64_t extra_flags)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, PECS_SAMPLE_IP);
+	a.flags |= extra_flags;
+	return pecs_open(t, &a, 0, cpu, -1, 0);
+}
+
+static size_t pages(struct pecs_t *t, size_t n)
+{
+	return n * (size_t)pecs_host(t)->page_size;
+}
+
+/* An inherited event on any cpu would have its children on every CPU write into one
+ * ring; the kernel refuses the mapping. On one cpu it maps. */
+PECS_CASE(mmap_inherit_any_cpu, "Required.Mmap.Inherit.AnyCpuEinval", "mmap",
+	  "MMAP-INHERIT-CPU-ANY-EINVAL")
+{
+	int any = open_sampler(t, -1, PECS_ATTR_INHERIT), one = open_sampler(t, 0, PECS_ATTR_INHERIT);
+	void *m;
+
+	PECS_CHECK_OK(t, any);
+	PECS_CHECK_OK(t, one);
+	PECS_CHECK_ERR(t, pecs_mmap(t, any, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),
+		       EINVAL);
+	PECS_CHECK_ERR(t, pecs_mmap(t, any, pages(t, 1), PROT_READ, MAP_SHARED, 0, &m), EINVAL);
+	PECS_CHECK_EQ(t, pecs_mmap(t, one, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),
+		      0);
+}
+
+/* Once an event writes into another's ring it cannot have one of its own: the same
+ * size is EBUSY, another size EINVAL. */
+PECS_CASE(mmap_redirected, "Required.Mmap.Redirected.MappingItIsEbusy",
+	  "mmap,ioctl.set_output", "MMAP-REDIRECTED-EBUSY")
+{
+	struct pecs_ring r;
+	int target = open_sampler(t, -1, 0), source = open_sampler(t, -1, 0);
+	void *m;
+
+	PECS_CHECK_OK(t, target);
+	PECS_CHECK_OK(t, source);
+	PECS_CHECK_OK(t, pecs_ring_map(t, target, 1, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, source, PECS_IOC_SET_OUTPUT, (unsigned long)target), 0);
+	PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
+				    &m), EBUSY);
+	PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 3), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
+				    &m), EINVAL);
+}
+
+/* When the target's last mapping goes, the ring goes, and every event writing into it
+ * is detached: no buffer (poll says POLLHUP), and free to map a ring of its own. */
+PECS_CASE(mmap_last_unmap, "Required.Mmap.Munmap.LastUnmapDetachesRedirected",
+	  "mmap,ioctl.set_output,poll", "MMAP-LAST-UNMAP-DETACHES")
+{
+	int target = open_sampler(t, -1, 0), source = open_sampler(t, -1, 0), rev;
+	void *m, *own;
+
+	PECS_CHECK_OK(t, target);
+	PECS_CHECK_OK(t, source);
+	PECS_CHECK_EQ(t, pecs_mmap(t, target, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
+				   &m), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, source, PECS_IOC_SET_OUTPUT, (unsigned long)target), 0);
+	rev = pecs_poll(t, source, POLLIN, 0);
+	PECS_CHECK(t, rev == 0, "redirected into a mapped ring: revents %s, expected 0",
+		   pecs_retname(rev));
+	PECS_CHECK_EQ(t, pecs_munmap(t, m, pages(t, 2)), 0);
+	rev = pecs_poll(t, source, POLLIN, 0);
+	PECS_CHECK(t, rev >= 0 && (rev & POLLHUP), "after the last munmap: revents %s, expected "
+		   "POLLHUP", pecs_retname(rev));
+	/* another size than the old ring's: only a detached event may take it */
+	PECS_CHECK_EQ(t, pecs_mmap(t, source, pages(t, 3), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
+				   &own), 0);
+}
+
+/* Without CAP_IPC_LOCK a ring is charged to perf_event_mlock_kb per CPU, then to
+ * RLIMIT_MEMLOCK; beyond both, mmap is EPERM. The refusal comes before any allocation. */
+PECS_CASE(mmap_mlock_eperm, "Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy",
+	  "MMAP-MLOCK-EPERM")
+{
+	const struct pecs_host_facts *h = pecs_host(t);
+	uint64_t allowed, data_pages = 1;
+	struct rlimit rl;
+	struct pecs_ring r;
+	void *m;
+	int fd, big;
+
+	if (h->privileged)
+		PECS_ENV_SKIP(t, "needs an unprivileged caller without CAP_IPC_LOCK (uid 65534)");
+	if (h->paranoid < 0)
+		PECS_ENV_SKIP(t, "perf_event_paranoid -1 lifts the locked-memory limit");
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited");
+	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
+		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
+			    h->page_size);
+	allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
+		  rl.rlim_cur / (uint64_t)h->page_size;
+	while (data_pages + 1 <= allowed)
+		data_pages *= 2;
+	if (data_pages > (1ull << 20))
+		PECS_ENV_SKIP(t, "the limits allow %llu pages: no ring to exceed them",
+			      (unsigned long long)allowed);
+	fd = open_sampler(t, -1, 0);
+	PECS_CHECK_OK(t, fd);
+	/* a small ring is within the limits */
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	big = open_sampler(t, -1, 0);
+	PECS_CHECK_OK(t, big);
+	int ret = pecs_mmap(t, big, (size_t)(data_pages + 1) * (size_t)h->page_size,
+			    PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m);
+	PECS_CHECK(t, ret == -EPERM, "a ring of %llu data pages (limits: %llu pages): %s, "
+		   "expected -EPERM", (unsigned long long)data_pages,
+		   (unsigned long long)allowed, pecs_retname(ret));
+}

@@ -1,0 +1,109 @@
+/* poll() that waits: a timeout with nothing delivered returns 0 after the timeout, a
+ * wakeup during the wait ends it early, and the exit of the watched task is a hang-up
+ * even with a ring (perf_poll: is_event_hup in kernel/events/core.c). Measured on Linux
+ * 6.18. The samples come from a second thread of this process, since the polling thread
+ * itself is blocked. */
+#include <poll.h>
+#include <time.h>
+#include <sys/mman.h>
+
+#include "support_ring.h"
+#include "support_thread.h"
+
+#define MS 1000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_thread_sampler(struct pecs_t *t, pid_t tid, int enabled)
+{
+	struct pecs_attr a;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, MS, PECS_SAMPLE_IP | PECS_SAMPLE_TID);
+	a.wakeup_events = 1;
+	if (enabled)
+		a.flags &= ~PECS_ATTR_DISABLED;
+	return pecs_open(t, &a, tid, -1, -1, 0);
+}
+
+PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
+	  "poll,mmap", "POLL-TIMEOUT")
+{
+	struct pecs_ring r;
+	uint64_t start, took;
+	int fd = open_thread_sampler(t, 0, 0), rev;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
+	start = mono_ns();
+	rev = pecs_poll(t, fd, POLLIN, 20);
+	took = mono_ns() - start;
+	PECS_CHECK(t, rev == 0, "a disabled event's ring: revents %s, expected 0",
+		   pecs_retname(rev));
+	PECS_CHECK(t, took >= 19 * MS, "poll with a 20 ms timeout returned after %llu us",
+		   (unsigned long long)(took / 1000));
+}
+
+PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
+	  "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
+{
+	struct pecs_spinner s;
+	struct pecs_ring r;
+	uint64_t start, took;
+	int fd, rev, err;
+
+	PECS_CHECK_OK(t, pecs_spinner_start(&s));
+	fd = open_thread_sampler(t, s.tid, 0);
+	if (fd < 0 || pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r) < 0) {
+		pecs_spinner_finish(&s);
+		PECS_BROKEN(t, "could not open and map a sampler on the second thread: %s",
+			    pecs_retname(fd));
+	}
+	start = mono_ns();
+	rev = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0);
+	if (rev == 0)
+		rev = pecs_poll(t, fd, POLLIN, 3000);
+	took = mono_ns() - start;
+	pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
+	err = pecs_spinner_finish(&s);
+	PECS_CHECK(t, rev >= 0 && (rev & POLLIN), "polling a sampler of a spinning thread: "
+		   "revents %s after %llu ms", pecs_retname(rev),
+		   (unsigned long long)(took / MS));
+	PECS_CHECK(t, took < 2500 * MS, "the wakeup came only after %llu ms",
+		   (unsigned long long)(took / MS));
+	PECS_CHECK(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE) >= 1, "POLLIN with no sample");
+	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+}
+
+PECS_CASE(poll_task_exited, "Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
+	  "POLL-TASK-EXITED-HUP")
+{
+	struct pecs_spinner s;
+	struct pecs_ring r;
+	uint64_t end;
+	int fd, before, after = 0, err;
+
+	PECS_CHECK_OK(t, pecs_spinner_start(&s));
+	fd = open_thread_sampler(t, s.tid, 0);
+	if (fd < 0 || pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r) < 0) {
+		pecs_spinner_finish(&s);
+		PECS_BROKEN(t, "could not open and map an event on the second thread: %s",
+			    pecs_retname(fd));
+	}
+	before = pecs_poll(t, fd, POLLIN, 0);
+	err = pecs_spinner_finish(&s);
+	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK(t, before == 0, "while the thread lives: revents %s, expected 0",
+		   pecs_retname(before));
+	end = mono_ns() + 1000 * MS;
+	do {
+		after = pecs_poll(t, fd, POLLIN, 0);
+	} while (after >= 0 && !(after & POLLHUP) && mono_ns() < end);
+	PECS_CHECK(t, after >= 0 && (after & POLLHUP), "after the thread exited: revents %s, "
+		   "expected POLLHUP", pecs_retname(after));
+}

@@ -1,0 +1,79 @@
+#define _GNU_SOURCE
+#include "support_thread.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+/* Longer than any case waits for the thread, short enough not to disturb the next. */
+#define SPIN_LIMIT_NS 5000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *spin(void *arg)
+{
+	struct pecs_spinner *s = arg;
+	uint64_t end = mono_ns() + SPIN_LIMIT_NS;
+
+	s->tid = (pid_t)syscall(SYS_gettid);
+	/* user-space work only, with a clock check now and then */
+	while (!s->stop && mono_ns() < end)
+		for (volatile int i = 0; i < 10000; i++)
+			;
+	return NULL;
+}
+
+int pecs_spinner_start(struct pecs_spinner *s)
+{
+	uint64_t end;
+	int err;
+
+	s->stop = 0;
+	s->tid = 0;
+	s->joined = 0;
+	err = pthread_create(&s->th, NULL, spin, s);
+	if (err)
+		return -err;
+	end = mono_ns() + 2000000000ull;
+	while (!s->tid && mono_ns() < end)
+		sched_yield();
+	if (!s->tid) {
+		pecs_spinner_finish(s);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+int pecs_spinner_finish(struct pecs_spinner *s)
+{
+	char path[64];
+	struct stat st;
+	uint64_t end;
+
+	if (s->joined)
+		return 0;
+	s->stop = 1;
+	pthread_join(s->th, NULL);
+	s->joined = 1;
+	if (!s->tid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)s->tid);
+	end = mono_ns() + 2000000000ull;
+	while (stat(path, &st) == 0) {
+		if (mono_ns() >= end)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	}
+	return 0;
+}
