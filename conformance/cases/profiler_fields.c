@@ -158,18 +158,7 @@ PECS_CASE(profiler_replay_twice, "Required.Profiler.Replay.EachEnableReplaysFrom
 		    !pecs_vec_fxt[i].error_code && pecs_vector_fits_host(t, &pecs_vec_fxt[i]))
 			v = &pecs_vec_fxt[i];
 	PECS_CHECK(t, v != NULL, "no FXT vector with several samples");
-	for (uint32_t i = 0; i < v->nr_koids && i < KOIDS_MAX; i++) {
-		koid_buf[i].koid = v->koids[i].koid;
-		koid_buf[i].linux_id = v->koids[i].linux_id;
-	}
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.format = PECS_STREAM_FXT;
-	st.data = v->stream;
-	st.len = v->stream_len;
-	st.chunk = 5;
-	st.koids = koid_buf;
-	st.nr_koids = v->nr_koids < KOIDS_MAX ? v->nr_koids : KOIDS_MAX;
+	pecs_stream_from_vector(&st, v, 5, koid_buf, KOIDS_MAX);
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK,
 			   v->sample_period ? v->sample_period : DEFAULT_PERIOD_NS, v->sample_type);
 	a.read_format = v->read_format;

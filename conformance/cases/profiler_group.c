@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
+#include "support_profiler.h"
 #include "support_ring.h"
 
 #define KOIDS_MAX 64
@@ -51,17 +52,7 @@ PECS_CASE(profiler_member_id, "Required.Profiler.Group.MemberSamplesCarryMemberI
 	int leader, member, n = 0, ret;
 
 	PECS_CHECK(t, v != NULL, "no FXT vector with samples");
-	for (uint32_t i = 0; i < v->nr_koids; i++) {
-		koid_buf[i].koid = v->koids[i].koid;
-		koid_buf[i].linux_id = v->koids[i].linux_id;
-	}
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.format = PECS_STREAM_FXT;
-	st.data = v->stream;
-	st.len = v->stream_len;
-	st.koids = v->nr_koids ? koid_buf : NULL;
-	st.nr_koids = v->nr_koids;
+	pecs_stream_from_vector(&st, v, 0, koid_buf, KOIDS_MAX);
 
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.read_format = PECS_FORMAT_ID;

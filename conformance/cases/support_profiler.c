@@ -118,6 +118,25 @@ void pecs_replay_from_vector(struct pecs_replay *r, const struct pecs_vec_stream
 	r->expect_len = v->ring_len;
 }
 
+void pecs_stream_from_vector(struct pecs_profiler_stream *st, const struct pecs_vec_stream *v,
+			     size_t chunk, struct pecs_koid_map_entry *koid_buf, size_t koid_cap)
+{
+	size_t n = v->nr_koids < koid_cap ? v->nr_koids : koid_cap;
+
+	for (size_t i = 0; i < n; i++) {
+		koid_buf[i].koid = v->koids[i].koid;
+		koid_buf[i].linux_id = v->koids[i].linux_id;
+	}
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->format = PECS_STREAM_FXT;
+	st->data = v->stream;
+	st->len = v->stream_len;
+	st->chunk = chunk;
+	st->koids = n ? koid_buf : NULL;
+	st->nr_koids = n;
+}
+
 /* Index of the record holding byte off of a ring of perf records, and its start. */
 static int record_at(const uint8_t *ring, size_t len, size_t off, size_t *start)
 {

@@ -50,6 +50,12 @@ void pecs_replay_from_vector(struct pecs_replay *r, const struct pecs_vec_stream
 			     int format, size_t chunk, struct pecs_koid_map_entry *koid_buf,
 			     size_t koid_cap);
 
+/* The vtable's stream for vector v as FXT, served chunk bytes per read, with its koid map
+ * copied into koid_buf (at most koid_cap entries): for cases that open the events
+ * themselves instead of using pecs_replay_run. */
+void pecs_stream_from_vector(struct pecs_profiler_stream *st, const struct pecs_vec_stream *v,
+			     size_t chunk, struct pecs_koid_map_entry *koid_buf, size_t koid_cap);
+
 /* Compare a ring against v's expected bytes, patching the fields v marks as dynamic
  * ("id" with the event's id) and skipping the run-time ones. 0 on a match, else -1 with
  * a message naming the tcId, the chunk and the first difference. */
