@@ -72,7 +72,8 @@ static size_t expected_records(const struct pecs_vec_stream *v, uint64_t st, uin
 }
 
 PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
-	  "profiler.replay,mmap", "PROF-REPLAY,STREAM-KOID-MAP,FXT-INIT,FXT-BACKTRACE,MARKUP-BLOCK")
+	  "profiler.replay,mmap", "PROF-REPLAY,PROF-FIELDS-SAMPLE-TYPE,STREAM-KOID-MAP,FXT-INIT,FXT-BACKTRACE,"
+	  "MARKUP-BLOCK")
 {
 	static const uint64_t subsets[] = {
 		PECS_SAMPLE_IP,

@@ -220,7 +220,7 @@ PECS_CASE(profiler_short_streams, "Required.Profiler.Stream.EmptyOrShortNoRecord
 /* set_profiler belongs to sampling events: a counting event has no profiler session to
  * install a stream into, so the call fails, and the event keeps counting as before. */
 PECS_CASE(profiler_counting_refused, "Required.Profiler.SetProfiler.CountingEventRefused",
-	  "profiler.replay,counting", "PROF-REPLAY")
+	  "profiler.replay,counting", "PROF-REPLAY,PROF-REPLAY-SAMPLING-ONLY")
 {
 	static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
 	struct pecs_profiler_stream st = {
