@@ -53,7 +53,7 @@ struct sampler {
 	uint64_t period;      /* ns of CPU time between samples */
 
 	/* Written by the handler only (the single producer). */
-	uint64_t taken, dropped;
+	uint64_t taken, dropped, repeated;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
 	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest real signal's stack */
@@ -157,11 +157,12 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 	unsigned batch = batch_size(s, &excess, &late);
 	struct spsc_entry e = { 0, 0, 0 };
 	int cpu;
-	uint64_t taken = 0, dropped = excess;
+	uint64_t taken = 0, dropped = excess, repeated = 0;
+	bool reused = kicked && s->nr_ips;
 
 	if (!batch && !excess)
 		return; /* a late signal whose periods an earlier one took */
-	if (!kicked || !s->nr_ips)
+	if (!reused)
 		s->nr_ips = unwind(uc, s->ips, s->max_frames);
 	cpu = sched_getcpu();
 
@@ -179,11 +180,14 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
+			/* Only the batch's last period ended when its stack was taken. */
+			repeated += reused || i + 1 < batch;
 		} else {
 			dropped++;
 		}
 	}
 	__atomic_store_n(&s->taken, s->taken + taken, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->repeated, s->repeated + repeated, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->dropped, s->dropped + dropped, __ATOMIC_RELAXED);
 	dt = now_ns() - t0;
 	s->time_sum += dt;
@@ -317,7 +321,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	struct sampler *none = NULL;
 	int ret;
 
-	s->taken = s->dropped = s->time_sum = s->time_min = s->time_max = 0;
+	s->taken = s->dropped = s->repeated = s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
 	s->nr_ips = 0;
 	s->period = p->sampling.period;
@@ -366,6 +370,7 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 		return;
 	res->samples_collected = s->taken;
 	res->dropped_buffer_full = s->dropped;
+	res->samples_repeated = s->repeated;
 	if (s->signals) {
 		res->mean_sample_time_us = s->time_sum / s->signals / 1000;
 		res->min_sample_time_us = s->time_min / 1000;

@@ -82,6 +82,9 @@ struct ref_profiler_result {
 	uint64_t mean_sample_time_us, min_sample_time_us, max_sample_time_us;
 	uint64_t missing_process_mappings; /* samples whose koid had no Linux id */
 	uint64_t dropped_buffer_full;      /* samples lost because the buffer was full */
+	/* Of samples_collected, those whose stack is not their own moment's: the extra periods
+	 * of a late signal and the ones a stop or flush caught up (live sampler only). */
+	uint64_t samples_repeated;
 };
 
 struct ref_profiler;
