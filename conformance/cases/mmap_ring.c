@@ -19,14 +19,6 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t read_fo
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 PECS_CASE(ring_head_aligned, "Required.Ring.Head.MultipleOfEight", "mmap,sampling",
 	  "RING-HEAD-ALIGN8")
 {
@@ -58,7 +50,7 @@ static int fill_writable(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t
 			 uint64_t rf, size_t *rec_size)
 {
 	uint64_t full;
-	int64_t end = now_ms() + 2000;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + 2000;
 	int ret;
 
 	*rec_size = pecs_sample_size(st, rf, 1, 0);
@@ -67,7 +59,7 @@ static int fill_writable(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t
 		return ret;
 	/* Full: no room for one more record below data_size - 8. */
 	full = r->data_size - 8 - *rec_size + 8;
-	while (pecs_ring_head(r) < full && now_ms() < end)
+	while (pecs_ring_head(r) < full && (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) < end)
 		pecs_burn_cpu(PERIOD_NS * 10);
 	pecs_burn_cpu(30 * PERIOD_NS);
 	return pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
@@ -148,13 +140,13 @@ PECS_CASE(ring_overwrite, "Required.Ring.Overwrite.HeadRunsPastTailIgnored",
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	struct pecs_ring r;
-	int64_t end = now_ms() + 2000;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + 2000;
 	int fd = open_sampler(t, st, 0);
 
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	while (pecs_ring_head(&r) <= 2 * r.data_size && now_ms() < end)
+	while (pecs_ring_head(&r) <= 2 * r.data_size && (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) < end)
 		pecs_burn_cpu(PERIOD_NS * 10);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK(t, pecs_ring_head(&r) > 2 * r.data_size,
@@ -176,14 +168,14 @@ PECS_CASE(ring_wrap, "Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampli
 	struct pecs_parsed_sample s;
 	struct pecs_ring r;
 	uint64_t id, last_time = 0;
-	int64_t end = now_ms() + 3000;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + 3000;
 	int fd = open_sampler(t, st, 0), wrapped = 0, ret;
 
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	while ((r.tail < 3 * r.data_size || wrapped < 2) && now_ms() < end) {
+	while ((r.tail < 3 * r.data_size || wrapped < 2) && (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) < end) {
 		pecs_burn_cpu(PERIOD_NS * 10);
 		while ((ret = pecs_ring_next(&r, &rec)) > 0) {
 			PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
@@ -236,7 +228,7 @@ PECS_CASE(ring_backward, "Recommended.Ring.Backward.HeadCountsDownFromZero",
 	const uint64_t size = pecs_sample_size(st, 0, 1, 0);
 	struct pecs_attr a;
 	struct pecs_ring r;
-	int64_t end = now_ms() + 2000, head;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + 2000, head;
 	uint64_t off;
 	int fd, n = 0;
 
@@ -246,7 +238,7 @@ PECS_CASE(ring_backward, "Recommended.Ring.Backward.HeadCountsDownFromZero",
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	/* A few records, far from filling the area, so none is overwritten. */
-	while ((int64_t)pecs_ring_head(&r) > -(int64_t)(4 * size) && now_ms() < end)
+	while ((int64_t)pecs_ring_head(&r) > -(int64_t)(4 * size) && (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) < end)
 		pecs_burn_cpu(PERIOD_NS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	head = (int64_t)pecs_ring_head(&r);
@@ -273,7 +265,7 @@ PECS_CASE(ring_close_mapped, "Required.Ring.Close.MappedEventKeepsWriting", "mma
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	struct pecs_ring r;
-	int64_t end = now_ms() + 1000;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + 1000;
 	uint64_t head;
 	int fd = open_sampler(t, st, 0);
 
@@ -283,7 +275,7 @@ PECS_CASE(ring_close_mapped, "Required.Ring.Close.MappedEventKeepsWriting", "mma
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 1, 1000) >= 1, "no sample");
 	PECS_CHECK_EQ(t, pecs_close(t, fd), 0);
 	head = pecs_ring_head(&r);
-	while (pecs_ring_head(&r) == head && now_ms() < end)
+	while (pecs_ring_head(&r) == head && (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) < end)
 		pecs_burn_cpu(PERIOD_NS * 5);
 	PECS_CHECK(t, pecs_ring_head(&r) > head, "no record after close(): data_head stays %llu",
 		   (unsigned long long)head);

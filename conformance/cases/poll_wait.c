@@ -12,14 +12,6 @@
 
 #define MS 1000000ull
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_thread_sampler(struct pecs_t *t, pid_t tid, int enabled)
 {
 	struct pecs_attr a;
@@ -40,9 +32,9 @@ PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTim
 
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
-	start = mono_ns();
+	start = pecs_clock_ns(CLOCK_MONOTONIC);
 	rev = pecs_poll(t, fd, POLLIN, 20);
-	took = mono_ns() - start;
+	took = pecs_clock_ns(CLOCK_MONOTONIC) - start;
 	PECS_CHECK(t, rev == 0, "a disabled event's ring: revents %s, expected 0",
 		   pecs_retname(rev));
 	PECS_CHECK(t, took >= 19 * MS, "poll with a 20 ms timeout returned after %llu us",
@@ -64,11 +56,11 @@ PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
 		PECS_BROKEN(t, "could not open and map a sampler on the second thread: %s",
 			    pecs_retname(fd));
 	}
-	start = mono_ns();
+	start = pecs_clock_ns(CLOCK_MONOTONIC);
 	rev = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0);
 	if (rev == 0)
 		rev = pecs_poll(t, fd, POLLIN, 3000);
-	took = mono_ns() - start;
+	took = pecs_clock_ns(CLOCK_MONOTONIC) - start;
 	pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
 	err = pecs_spinner_finish(&s);
 	PECS_CHECK(t, rev >= 0 && (rev & POLLIN), "polling a sampler of a spinning thread: "
@@ -100,10 +92,10 @@ PECS_CASE(poll_task_exited, "Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.o
 	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
 	PECS_CHECK(t, before == 0, "while the thread lives: revents %s, expected 0",
 		   pecs_retname(before));
-	end = mono_ns() + 1000 * MS;
+	end = pecs_clock_ns(CLOCK_MONOTONIC) + 1000 * MS;
 	do {
 		after = pecs_poll(t, fd, POLLIN, 0);
-	} while (after >= 0 && !(after & POLLHUP) && mono_ns() < end);
+	} while (after >= 0 && !(after & POLLHUP) && pecs_clock_ns(CLOCK_MONOTONIC) < end);
 	PECS_CHECK(t, after >= 0 && (after & POLLHUP), "after the thread exited: revents %s, "
 		   "expected POLLHUP", pecs_retname(after));
 }

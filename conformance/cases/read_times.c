@@ -15,14 +15,6 @@ struct times {
 	uint64_t value, enabled, running;
 };
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int read_times(struct pecs_t *t, int fd, struct times *v)
 {
 	return pecs_read(t, fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -EIO;
@@ -38,16 +30,16 @@ PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "c
 
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, RF_TIMES);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	wall = clock_ns(CLOCK_MONOTONIC);
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall = pecs_clock_ns(CLOCK_MONOTONIC);
+	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	pecs_burn_cpu(3 * MS);
 	/* off the CPU for 5 ms: the event's context is scheduled out with the task */
 	nanosleep(&(struct timespec){0, 5 * MS}, NULL);
 	pecs_burn_cpu(3 * MS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	wall = clock_ns(CLOCK_MONOTONIC) - wall;
+	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	wall = pecs_clock_ns(CLOCK_MONOTONIC) - wall;
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
 	/* At least the CPU time burned; not bounded by the thread's CPU clock from above,
 	 * since on a virtual machine that clock leaves out stolen time and perf's does not. */
@@ -74,12 +66,12 @@ PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClo
 			      "(it is %d)", pecs_host(t)->paranoid);
 	pecs_cnt_attr(t, &a, PECS_SW_CPU_CLOCK, RF_TIMES);
 	fd = PECS_OPEN(t, &a, -1, 0, -1, 0);
-	wall = clock_ns(CLOCK_MONOTONIC);
+	wall = pecs_clock_ns(CLOCK_MONOTONIC);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	/* this thread sleeps; cpu 0 goes on existing */
 	nanosleep(&(struct timespec){0, 5 * MS}, NULL);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
-	wall = clock_ns(CLOCK_MONOTONIC) - wall;
+	wall = pecs_clock_ns(CLOCK_MONOTONIC) - wall;
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
 	PECS_CHECK(t, v.enabled >= 4 * MS && v.enabled <= wall,
 		   "time_enabled %llu ns over %llu ns of wall time", (unsigned long long)v.enabled,
@@ -107,8 +99,8 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 		PECS_CHECK_OK(t, fd);
 	}
 	/* let it count a little, bounded by wall time */
-	end = clock_ns(CLOCK_MONOTONIC) + 2000 * MS;
-	while (v.value < 2 * MS && clock_ns(CLOCK_MONOTONIC) < end) {
+	end = pecs_clock_ns(CLOCK_MONOTONIC) + 2000 * MS;
+	while (v.value < 2 * MS && pecs_clock_ns(CLOCK_MONOTONIC) < end) {
 		nanosleep(&(struct timespec){0, MS / 2}, NULL);
 		if (read_times(t, fd, &v) < 0)
 			break;

@@ -24,14 +24,6 @@
 
 extern const char __start_pecs_busy_text[], __stop_pecs_busy_text[];
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 __attribute__((noinline, section("pecs_busy_text"))) void pecs_sampling_busy(uint64_t iterations)
 {
 	volatile uint64_t sink = 0;
@@ -44,12 +36,12 @@ __attribute__((noinline, section("pecs_busy_text"))) void pecs_sampling_busy(uin
  * previous one showed. */
 static void burn_cpu(uint64_t ns)
 {
-	uint64_t start = thread_cpu_ns(), now = start, before, runs = 1000000;
+	uint64_t start = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID), now = start, before, runs = 1000000;
 
 	while (now - start < ns) {
 		before = now;
 		pecs_sampling_busy(runs);
-		now = thread_cpu_ns();
+		now = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (now > before)
 			runs = runs * 25000000ull / (now - before) + 1;
 	}
@@ -80,12 +72,12 @@ static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count
 	/* 64 KiB: room for ~2700 samples of 24 bytes, ten times what the burn makes. */
 	if ((ret = pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r)) < 0)
 		return ret;
-	out->cpu_ns = thread_cpu_ns();
+	out->cpu_ns = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if ((ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
 		return ret;
 	burn_cpu(BURN_NS);
 	ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
-	out->cpu_ns = thread_cpu_ns() - out->cpu_ns;
+	out->cpu_ns = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - out->cpu_ns;
 	if (ret < 0 || (ret = pecs_event_value(t, fd, count)) < 0)
 		return ret;
 	while ((ret = pecs_ring_next(&r, &rec)) > 0) {

@@ -101,22 +101,14 @@ int pecs_ring_count(struct pecs_ring *r, uint32_t type)
 	return ret < 0 ? ret : n;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms)
 {
-	int64_t end = mono_ms() + limit_ms;
+	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + limit_ms;
 	int n;
 
 	for (;;) {
 		n = pecs_ring_count(r, type);
-		if (n < 0 || n >= want || mono_ms() >= end)
+		if (n < 0 || n >= want || (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) >= end)
 			return n;
 		pecs_burn_cpu(500 * 1000);
 	}

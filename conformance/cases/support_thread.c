@@ -10,25 +10,19 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "pecs/case.h"
+
 /* Longer than any case waits for the thread, short enough not to disturb the next. */
 #define SPIN_LIMIT_NS 5000000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void *spin(void *arg)
 {
 	struct pecs_spinner *s = arg;
-	uint64_t end = mono_ns() + SPIN_LIMIT_NS;
+	uint64_t end = pecs_clock_ns(CLOCK_MONOTONIC) + SPIN_LIMIT_NS;
 
 	s->tid = (pid_t)syscall(SYS_gettid);
 	/* user-space work only, with a clock check now and then */
-	while (!s->stop && mono_ns() < end)
+	while (!s->stop && pecs_clock_ns(CLOCK_MONOTONIC) < end)
 		for (volatile int i = 0; i < 10000; i++)
 			;
 	return NULL;
@@ -45,8 +39,8 @@ int pecs_spinner_start(struct pecs_spinner *s)
 	err = pthread_create(&s->th, NULL, spin, s);
 	if (err)
 		return -err;
-	end = mono_ns() + 2000000000ull;
-	while (!s->tid && mono_ns() < end)
+	end = pecs_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
+	while (!s->tid && pecs_clock_ns(CLOCK_MONOTONIC) < end)
 		sched_yield();
 	if (!s->tid) {
 		pecs_spinner_finish(s);
@@ -69,9 +63,9 @@ int pecs_spinner_finish(struct pecs_spinner *s)
 	if (!s->tid)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)s->tid);
-	end = mono_ns() + 2000000000ull;
+	end = pecs_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
 	while (stat(path, &st) == 0) {
-		if (mono_ns() >= end)
+		if (pecs_clock_ns(CLOCK_MONOTONIC) >= end)
 			return -ETIMEDOUT;
 		nanosleep(&(struct timespec){0, 100000}, NULL);
 	}

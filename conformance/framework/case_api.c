@@ -186,18 +186,18 @@ void pecs_attr_sampling(struct pecs_t *t, struct pecs_attr *attr, uint64_t confi
 	attr->sample_type = sample_type;
 }
 
-static uint64_t thread_cpu_ns(void)
+uint64_t pecs_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void pecs_burn_cpu(uint64_t ns)
 {
-	uint64_t end = thread_cpu_ns() + ns;
+	uint64_t end = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
 	volatile uint64_t sink = 0;
-	while (thread_cpu_ns() < end)
+	while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		for (int i = 0; i < 1000; i++)
 			sink += (uint64_t)i;
 	(void)sink;
