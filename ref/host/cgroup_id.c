@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,17 +165,11 @@ static int dir_id(const char *dir, uint64_t *id)
 	return 0;
 }
 
-int ref_host_cgroup_id(pid_t task, uint64_t *id)
+static int path_id(int hier, const char *path, uint64_t *id)
 {
-	char path[4096], dir[4096 + 256];
-	int hier = perf_event_hierarchy(), ret;
+	char dir[4096 + 256];
+	int ret = cgroup_dir(hier, path, dir, sizeof(dir));
 
-	if (hier < 0)
-		return hier;
-	ret = task_cgroup_path(task, hier, path, sizeof(path));
-	if (ret)
-		return ret;
-	ret = cgroup_dir(hier, path, dir, sizeof(dir));
 	if (!ret)
 		return dir_id(dir, id);
 	/* Unmounted, the root can still be named; inside a cgroup namespace "/" is the
@@ -183,5 +178,43 @@ int ref_host_cgroup_id(pid_t task, uint64_t *id)
 		*id = CGROUP_ROOT_ID;
 		return 0;
 	}
+	return ret;
+}
+
+/* Called per sample: the controller's hierarchy is looked up once, and the id of the
+ * last path found is kept, so a task that stays in its cgroup costs one small /proc
+ * read instead of a walk of the mount table. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cached_hier = -EAGAIN;
+static char cached_path[4096];
+static uint64_t cached_id;
+
+int ref_host_cgroup_id(pid_t task, uint64_t *id)
+{
+	char path[4096];
+	int hier, ret;
+
+	pthread_mutex_lock(&cache_lock);
+	if (cached_hier == -EAGAIN)
+		cached_hier = perf_event_hierarchy();
+	hier = cached_hier;
+	pthread_mutex_unlock(&cache_lock);
+	if (hier < 0)
+		return hier;
+	ret = task_cgroup_path(task, hier, path, sizeof(path));
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&cache_lock);
+	if (cached_path[0] && !strcmp(path, cached_path)) {
+		*id = cached_id;
+		ret = 0;
+	} else {
+		ret = path_id(hier, path, id);
+		if (!ret) {
+			strcpy(cached_path, path);
+			cached_id = *id;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
 	return ret;
 }

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #define PAGEMAP_PRESENT (1ull << 63)
 
 struct vma_sizes {
+	uint64_t start, end;
 	uint64_t kernel_page_kb, rss_kb, pmd_kb;
 	int found;
 };
@@ -39,7 +41,11 @@ static void find_vma(pid_t task, uint64_t addr, struct vma_sizes *v)
 			if (in)
 				break;
 			in = addr >= start && addr < end;
-			v->found |= in;
+			if (in) {
+				v->found = 1;
+				v->start = start;
+				v->end = end;
+			}
 			continue;
 		}
 		if (!in || sscanf(line, "%63[^:]: %" SCNu64 " kB", key, &kb) != 2)
@@ -88,22 +94,55 @@ static uint64_t pmd_size(void)
 	return v;
 }
 
-uint64_t ref_host_page_size(pid_t task, uint64_t addr)
-{
-	uint64_t base = (uint64_t)sysconf(_SC_PAGESIZE), size;
-	struct vma_sizes v = {0};
+/* Called per sample, and samples of one task land in the same few mappings: the
+ * mapping last looked up is kept, so the next ip inside it skips the smaps walk (the
+ * expensive part: the kernel measures every mapping before the one wanted). */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	pid_t task;
+	uint64_t start, end, size;
+} cached;
 
-	if (!addr)
-		return 0;
+static uint64_t mapping_page_size(pid_t task, uint64_t addr, uint64_t base)
+{
+	struct vma_sizes v = {0};
+	uint64_t size;
+
+	pthread_mutex_lock(&cache_lock);
+	if (cached.task == task && addr >= cached.start && addr < cached.end) {
+		size = cached.size;
+		pthread_mutex_unlock(&cache_lock);
+		return size;
+	}
+	pthread_mutex_unlock(&cache_lock);
 	find_vma(task, addr, &v);
 	if (!v.found)
-		return 0;
-	/* An unreadable pagemap leaves the page assumed present: a sample's ip was just
-	 * executed. */
-	if (page_present(task, addr, base) == 0)
 		return 0;
 	size = v.kernel_page_kb ? v.kernel_page_kb * 1024 : base;
 	if (size == base && v.rss_kb && v.pmd_kb >= v.rss_kb && pmd_size())
 		size = pmd_size();
+	/* A mapping with huge pages in it can gain or lose them at any time: ask again. */
+	if (v.pmd_kb)
+		return size;
+	pthread_mutex_lock(&cache_lock);
+	cached.task = task;
+	cached.start = v.start;
+	cached.end = v.end;
+	cached.size = size;
+	pthread_mutex_unlock(&cache_lock);
+	return size;
+}
+
+uint64_t ref_host_page_size(pid_t task, uint64_t addr)
+{
+	uint64_t base = (uint64_t)sysconf(_SC_PAGESIZE), size;
+
+	if (!addr)
+		return 0;
+	size = mapping_page_size(task, addr, base);
+	/* An unreadable pagemap leaves the page assumed present: a sample's ip was just
+	 * executed. */
+	if (!size || page_present(task, addr, base) == 0)
+		return 0;
 	return size;
 }
