@@ -380,7 +380,9 @@ static int check_vector(struct pecs_t *t, const struct pecs_vec_record *v)
 	}
 	for (uint32_t m = 0; m < v->nr_members; m++) {
 		if (m == 0) {
-			pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, v->period, v->sample_type);
+			/* The vector's period travels in the sample (s.period below); the
+			 * event's own is long, for the reason PERIOD_NS gives. */
+			pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, v->sample_type);
 		} else {
 			pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 		}
