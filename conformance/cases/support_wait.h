@@ -1,0 +1,29 @@
+/* How long a case waits for something its own thread has to drive.
+ *
+ * A task event advances only while the task runs, so a wait measured in wall time turns
+ * a loaded host, ptrace or an emulator into a false divergence: the thread simply did not
+ * get the CPU. A budget is spent in both clocks and runs out only when both are spent: at
+ * least limit_ms of wall time, and at least limit_ms of this thread's own CPU time. A
+ * wait that runs out therefore had the CPU it asked for, and what was missing is the
+ * implementation's doing.
+ */
+#ifndef PECS_CASES_SUPPORT_WAIT_H
+#define PECS_CASES_SUPPORT_WAIT_H
+
+#include <stdint.h>
+
+struct pecs_budget {
+	uint64_t wall_end, cpu_end;
+};
+
+void pecs_budget_start(struct pecs_budget *b, unsigned int limit_ms);
+/* Nonzero while either clock still has time left. */
+int pecs_budget_left(const struct pecs_budget *b);
+
+/* Spin in user space for about ns of this thread's CPU time, reading the clock rarely.
+ * A sampler that excludes the kernel drops a tick that lands in a system call; under
+ * ptrace every clock read is one, so a burner that reads the clock often gets few user
+ * samples on a traced run. */
+void pecs_burn_user(uint64_t ns);
+
+#endif /* PECS_CASES_SUPPORT_WAIT_H */
