@@ -232,7 +232,7 @@ PECS_CASE(ring_one_page, "Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampli
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 0, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(20 * PERIOD_NS);
+	pecs_burn_user(20 * PERIOD_NS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_EQ(t, r.meta->data_size, 0);
 	PECS_CHECK_EQ(t, pecs_ring_head(&r), 0);

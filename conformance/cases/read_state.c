@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "support_counting.h"
+#include "support_wait.h"
 
 #define RF_TIMES_ID \
 	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID)
@@ -29,7 +30,7 @@ PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &id));
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
 	PECS_CHECK_EQ(t, c.value, 0);
 	PECS_CHECK_EQ(t, c.enabled, 0);
@@ -49,14 +50,14 @@ PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
 	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 2000000));
 	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
 	PECS_CHECK(t, a.value > 0, "nothing counted while enabled");
-	pecs_burn_cpu(5000000);
+	pecs_burn_user(5000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	PECS_CHECK_EQ(t, b.value, a.value);
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
 	PECS_CHECK_EQ(t, b.running, a.running);
 	/* DISABLE is idempotent: a second one changes nothing either */
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
-	pecs_burn_cpu(1000000);
+	pecs_burn_user(1000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	PECS_CHECK_EQ(t, b.value, a.value);
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
@@ -93,12 +94,12 @@ PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "count
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(20000000);
+	pecs_burn_user(20000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
 	PECS_CHECK(t, a.value >= 10000000, "only %llu ns counted in 20 ms of CPU",
 		   (unsigned long long)a.value);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_RESET, 0));
-	pecs_burn_cpu(1000000);
+	pecs_burn_user(1000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	/* counting restarted from 0: about 1 ms now, far below the 20 ms before */
 	PECS_CHECK(t, b.value > 0 && b.value < a.value / 2,

@@ -7,6 +7,7 @@
 
 #include "support_counting.h"
 #include "support_thread.h"
+#include "support_wait.h"
 
 #define MS 1000000ull
 #define RF_TIMES (PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING)
@@ -38,12 +39,12 @@ PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "c
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	pecs_burn_cpu(burn_ns);
+	pecs_burn_user(burn_ns);
 	/* off the CPU: the event's context is scheduled out with the task */
 	slept = pecs_clock_ns(CLOCK_MONOTONIC);
 	nanosleep(&(struct timespec){0, (long)sleep_ns}, NULL);
 	slept = pecs_clock_ns(CLOCK_MONOTONIC) - slept;
-	pecs_burn_cpu(burn_ns);
+	pecs_burn_user(burn_ns);
 	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
@@ -119,7 +120,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 	/* nonzero is what the freeze below needs; 2 ms is only how long we let it run */
 	PECS_CHECK(t, v.value > 0, "the spinning thread counted nothing in 4 s");
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
-	pecs_burn_cpu(2 * MS);
+	pecs_burn_user(2 * MS);
 	nanosleep(&(struct timespec){0, MS}, NULL);
 	PECS_CHECK_OK(t, read_times(t, fd, &w));
 	PECS_CHECK_EQ(t, w.value, v.value);
@@ -145,13 +146,13 @@ PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, RF_TIMES); /* reads only itself */
 	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(5 * MS);
+	pecs_burn_user(5 * MS);
 	/* the lead as the leader's own clock saw it, read before the member starts */
 	PECS_CHECK_EQ(t, pecs_read(t, leader, &g, sizeof(g)), sizeof(g));
 	lead = g.enabled;
 	PECS_CHECK(t, lead > 0, "the leader shows no time_enabled after 5 ms of burning");
 	PECS_CHECK_OK(t, pecs_ioctl(t, member, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(5 * MS);
+	pecs_burn_user(5 * MS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, PECS_IOC_FLAG_GROUP));
 	PECS_CHECK_EQ(t, pecs_read(t, leader, &g, sizeof(g)), sizeof(g));
 	PECS_CHECK_OK(t, read_times(t, member, &m));
@@ -185,14 +186,14 @@ PECS_CASE(event_group_running, "Required.Group.Schedule.MemberRunsOnlyWithItsLea
 	leader = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	a.flags &= ~PECS_ATTR_DISABLED;
 	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, read_times(t, member, &m));
 	PECS_CHECK(t, m.value == 0 && m.enabled == 0 && m.running == 0,
 		   "the member of a disabled leader: value %llu, time_enabled %llu, "
 		   "time_running %llu after 3 ms", (unsigned long long)m.value,
 		   (unsigned long long)m.enabled, (unsigned long long)m.running);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_OK(t, read_times(t, member, &m));
 	/* Nonzero and consistent: how much depends on how the task clock compares with the
@@ -202,7 +203,7 @@ PECS_CASE(event_group_running, "Required.Group.Schedule.MemberRunsOnlyWithItsLea
 		   "ran %llu ns", (unsigned long long)m.value, (unsigned long long)m.enabled,
 		   (unsigned long long)m.running);
 	/* the member is still enabled, its leader no longer */
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, read_times(t, member, &m2));
 	PECS_CHECK_EQ(t, m2.value, m.value);
 	PECS_CHECK_EQ(t, m2.enabled, m.enabled);
