@@ -20,10 +20,11 @@ void pecs_budget_start(struct pecs_budget *b, unsigned int limit_ms);
 /* Nonzero while either clock still has time left. */
 int pecs_budget_left(const struct pecs_budget *b);
 
-/* Spin in user space for about ns of this thread's CPU time, reading the clock rarely.
- * A sampler that excludes the kernel drops a tick that lands in a system call; under
- * ptrace every clock read is one, so a burner that reads the clock often gets few user
- * samples on a traced run. */
+/* Spin in user space for about ns of this thread's CPU time, reading the clock about
+ * every 20 us of it. A sampler that excludes the kernel drops a tick that lands in a
+ * system call; under ptrace every clock read is one (and is charged to the thread far
+ * beyond what the task clock sees), so a burner that reads the clock every microsecond
+ * starves the sampler and splits the two clocks on a traced run. */
 void pecs_burn_user(uint64_t ns);
 
 #endif /* PECS_CASES_SUPPORT_WAIT_H */
