@@ -31,8 +31,9 @@ PECS_CASE(ring_head_aligned, "Required.Ring.Head.MultipleOfEight", "mmap,samplin
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	/* 20 periods of the event's own clock, looking at data_head after each */
 	for (int i = 0; i < 20; i++) {
-		pecs_burn_user(PERIOD_NS);
+		PECS_CHECK_OK(t, pecs_burn_event(t, fd, PERIOD_NS, 1000));
 		PECS_CHECK(t, pecs_ring_head(&r) % 8 == 0, "data_head %llu",
 			   (unsigned long long)pecs_ring_head(&r));
 	}
@@ -64,7 +65,9 @@ static int fill_writable(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t
 	while (pecs_ring_head(r) < full &&
 	       pecs_budget_left(&b))
 		pecs_burn_user(PERIOD_NS * 10);
-	pecs_burn_user(30 * PERIOD_NS);
+	/* ~30 periods that find no room, on the event's own clock */
+	if ((ret = pecs_burn_event(t, fd, 30 * PERIOD_NS, 2000)) < 0)
+		return ret;
 	return pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
 }
 

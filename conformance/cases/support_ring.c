@@ -116,6 +116,25 @@ int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms)
 	}
 }
 
+int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms)
+{
+	struct pecs_budget b;
+	uint64_t start, now;
+	int err;
+
+	if ((err = pecs_event_value(t, fd, &start)) < 0)
+		return err;
+	pecs_budget_start(&b, limit_ms);
+	do {
+		pecs_burn_user(ns / 8 + 1);
+		if ((err = pecs_event_value(t, fd, &now)) < 0)
+			return err;
+		if (now - start >= ns)
+			return 0;
+	} while (pecs_budget_left(&b));
+	return -ETIMEDOUT;
+}
+
 /* ---- samples ------------------------------------------------------------------ */
 
 size_t pecs_read_size(uint64_t read_format, unsigned int nr_members)

@@ -54,6 +54,12 @@ int pecs_ring_count(struct pecs_ring *r, uint32_t type);
  * Returns the count seen (may be < want). */
 int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms);
 
+/* Burn this thread's CPU in user space until the value of fd (a TASK_CLOCK or CPU_CLOCK
+ * event on this thread, non-group read_format) has grown by ns, or a budget of limit_ms
+ * (support_wait.h) is spent. The event's own clock is what its samples follow; the
+ * thread's CPU clock can run far ahead of it (ptrace). 0, -ETIMEDOUT, or -errno. */
+int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms);
+
 /* ---- PERF_RECORD_SAMPLE ---------------------------------------------------------- */
 
 #define PECS_PARSED_MEMBERS_MAX 16

@@ -22,10 +22,11 @@ void pecs_burn_user(uint64_t ns)
 {
 	uint64_t now = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID), end = now + ns, before;
 	volatile uint64_t sink = 0;
-	uint32_t runs = 256;
+	uint32_t runs = 1u << 15;
 
-	/* Runs grow until one takes ~20 us of CPU, native or emulated alike: rare enough
-	 * clock reads, and a caller that polls between burns still sees fine steps. */
+	/* Runs start at tens of microseconds natively and grow until one takes 100 us of
+	 * CPU. They never shrink: under ptrace a clock read costs the thread more CPU than
+	 * that, and sizing runs by the clock would then leave nothing but clock reads. */
 	for (;;) {
 		before = now;
 		for (uint32_t i = 0; i < runs; i++)
@@ -33,7 +34,7 @@ void pecs_burn_user(uint64_t ns)
 		now = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (now >= end)
 			break;
-		if (now - before < 20000 && runs < (1u << 24))
+		if (now - before < 100000 && runs < (1u << 24))
 			runs *= 2;
 	}
 	(void)sink;

@@ -20,8 +20,8 @@ void pecs_budget_start(struct pecs_budget *b, unsigned int limit_ms);
 /* Nonzero while either clock still has time left. */
 int pecs_budget_left(const struct pecs_budget *b);
 
-/* Spin in user space for about ns of this thread's CPU time, reading the clock about
- * every 20 us of it. A sampler that excludes the kernel drops a tick that lands in a
+/* Spin in user space for at least ns of this thread's CPU time, reading the clock
+ * about every 100 us of it (more often on a fast start). A sampler that excludes the kernel drops a tick that lands in a
  * system call; under ptrace every clock read is one (and is charged to the thread far
  * beyond what the task clock sees), so a burner that reads the clock every microsecond
  * starves the sampler and splits the two clocks on a traced run. */
