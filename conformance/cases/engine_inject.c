@@ -14,6 +14,7 @@
 #include "pecs/vectors.h"
 #include "support_host.h"
 #include "support_ring.h"
+#include "support_wait.h"
 
 /* Long enough that an implementation's live sampler (ref attaches one at ENABLE) takes
  * no sample of its own between ENABLE and the first injection, which mutes it: at 100 us
@@ -253,7 +254,7 @@ PECS_CASE(engine_refresh, "Required.Engine.Refresh.ExactlyNRecordsThenDisabled",
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), n);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	te = v[1];
-	pecs_burn_cpu(1000 * 1000);
+	pecs_burn_user(1000 * 1000);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	PECS_CHECK(t, v[1] == te, "time_enabled moved from %llu to %llu: still enabled",
 		   (unsigned long long)te, (unsigned long long)v[1]);

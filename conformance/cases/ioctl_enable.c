@@ -4,6 +4,7 @@
  * enabled grows while this thread burns CPU, a disabled one does not move.
  */
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define BURN_NS (2 * 1000 * 1000ull)
 
@@ -15,7 +16,7 @@ static int counts_while_burning(struct pecs_t *t, int fd, int *err)
 	*err = pecs_event_value(t, fd, &before);
 	if (*err)
 		return 0;
-	pecs_burn_cpu(BURN_NS);
+	pecs_burn_user(BURN_NS);
 	*err = pecs_event_value(t, fd, &after);
 	return after != before;
 }
@@ -86,7 +87,7 @@ PECS_CASE(reset_zeroes_count_only, "Required.Ioctl.Reset.ZeroesCountKeepsTimes",
 	a.read_format = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING;
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(BURN_NS);
+	pecs_burn_user(BURN_NS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	PECS_CHECK(t, v[0] > 0 && v[1] > 0, "no count before the reset: %llu/%llu",
@@ -108,7 +109,7 @@ PECS_CASE(reset_while_enabled, "Required.Ioctl.Reset.WhileEnabledRestartsAtZero"
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(4 * BURN_NS);
+	pecs_burn_user(4 * BURN_NS);
 	PECS_CHECK_OK(t, pecs_event_value(t, fd, &before));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_RESET, 0), 0);
 	PECS_CHECK_OK(t, pecs_event_value(t, fd, &after));
@@ -180,7 +181,7 @@ PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGrou
 
 	PECS_CHECK_OK(t, open_pair(t, &leader, &member));
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, PECS_IOC_FLAG_GROUP));
-	pecs_burn_cpu(BURN_NS);
+	pecs_burn_user(BURN_NS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, PECS_IOC_FLAG_GROUP));
 	PECS_CHECK_OK(t, pecs_event_value(t, leader, &v));
 	PECS_CHECK(t, v > 0, "the leader did not count");

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
@@ -74,7 +75,9 @@ static int pause_and_resume(struct pecs_t *t, int fd, struct pecs_ring *r, uint6
 	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1)) < 0)
 		return ret;
 	head = pecs_ring_head(r);
-	pecs_burn_cpu(40 * PERIOD_NS);
+	/* the event keeps counting while its output is paused: 40 periods of its clock */
+	if ((ret = pecs_burn_event(t, fd, 40 * PERIOD_NS, 2000)) < 0)
+		return ret;
 	if (pecs_ring_head(r) != head) {
 		PECS_FAIL_(t, "data_head moved from %llu to %llu while paused",
 			   (unsigned long long)head, (unsigned long long)pecs_ring_head(r));

@@ -82,6 +82,8 @@ PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 5, 1000) >= 5, "fewer than 5 samples");
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	/* A LOST record (a reader that fell behind) only widens the gap it sits in: the
+	 * samples around it are still compared, and the minimum can only grow. */
 	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
 		if (rec->type != PECS_RECORD_SAMPLE)
 			continue;
@@ -115,6 +117,8 @@ PECS_CASE(period_field_clock, "Required.Ioctl.Period.ClockSampleFieldKeepsOpenPe
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 4, 1000) >= 4, "fewer than 4 samples");
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	/* Only SAMPLE records carry the field; a LOST one among them is skipped, and the
+	 * wait above counted SAMPLE records only. */
 	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
 		if (rec->type != PECS_RECORD_SAMPLE)
 			continue;

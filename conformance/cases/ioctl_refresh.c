@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define PERIOD_NS 100000ull
 
@@ -46,12 +47,12 @@ PECS_CASE(refresh_disables_after_n, "Required.Ioctl.Refresh.DisablesAfterN",
 	/* Wait for n samples, then keep running long enough for ~30 more periods. */
 	got = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, n, 1000);
 	PECS_CHECK(t, got >= n, "only %d of %d samples arrived", got, n);
-	pecs_burn_cpu(30 * PERIOD_NS);
+	pecs_burn_user(30 * PERIOD_NS);
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), n);
 	/* It disabled itself: enabled time no longer moves. */
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	te = v[1];
-	pecs_burn_cpu(2 * 1000 * 1000);
+	pecs_burn_user(2 * 1000 * 1000);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	PECS_CHECK_EQ(t, v[1], te);
 }
@@ -68,11 +69,11 @@ PECS_CASE(refresh_again, "Required.Ioctl.Refresh.RefreshAgainResumes",
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 1), 0);
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 1, 1000) >= 1, "no sample");
-	pecs_burn_cpu(20 * PERIOD_NS);
+	pecs_burn_user(20 * PERIOD_NS);
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 1);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 2), 0);
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 3, 1000) >= 3,
 		   "no samples after refresh");
-	pecs_burn_cpu(20 * PERIOD_NS);
+	pecs_burn_user(20 * PERIOD_NS);
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 3);
 }

@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "support_counting.h"
+#include "support_wait.h"
 
 #define HIGH_BITS 0xffffffff00000000ul
 
@@ -20,12 +21,12 @@ PECS_CASE(ioc_cmd_u32, "Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "cou
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE | (1ul << 32), 0), 0);
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE | HIGH_BITS, 0), 0);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, &v1, sizeof(v1)), sizeof(v1));
-	PECS_CHECK(t, v1 >= 1000000, "ENABLE with high request bits: counted %llu ns of 2 ms",
+	PECS_CHECK(t, v1 > 0, "ENABLE with high request bits: counted %llu ns in 2 ms of CPU",
 		   (unsigned long long)v1);
-	pecs_burn_cpu(1000000);
+	pecs_burn_user(1000000);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, &v2, sizeof(v2)), sizeof(v2));
 	PECS_CHECK(t, v2 == v1, "DISABLE with high request bits did not stop the count: "
 		   "%llu then %llu", (unsigned long long)v1, (unsigned long long)v2);

@@ -84,6 +84,8 @@ static int samples_from(struct pecs_t *t, struct pecs_ring *r, uint64_t want)
 	int n = 0, ret;
 
 	while ((ret = pecs_ring_next(r, &rec)) > 0) {
+		/* a LOST record (the reader fell behind) has no sample to check: skipped;
+		 * the count of samples below still has to be reached */
 		if (rec->type != PECS_RECORD_SAMPLE)
 			continue;
 		if (pecs_parse_sample(rec, ST, 0, &s) < 0 || s.identifier != want) {

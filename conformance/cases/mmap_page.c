@@ -10,6 +10,7 @@
 
 #include "pecs/vectors.h"
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define DATA_PAGES 2
 
@@ -153,7 +154,7 @@ PECS_CASE(page_lock_even, "Required.Mmap.Page.LockEvenAfterUpdates", "mmap,count
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, DATA_PAGES, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(1000 * 1000);
+	pecs_burn_user(1000 * 1000);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_EQ(t, GET(t, r.meta, "lock") % 2, 0);
 	PECS_CHECK(t, GET(t, r.meta, "time_enabled") > 0, "time_enabled still 0 after running");

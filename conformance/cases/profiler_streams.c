@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "support_profiler.h"
+#include "support_wait.h"
 
 #define FXT_MAGIC 0x0016547846040010ull
 #define FXT_PROFILER 10ull
@@ -238,7 +239,7 @@ PECS_CASE(profiler_counting_refused, "Required.Profiler.SetProfiler.CountingEven
 	PECS_CHECK(t, ret < 0, "set_profiler on a counting event returned %s, expected an error",
 		   pecs_retname(ret));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_EQ(t, pecs_read(t, fd, &value, sizeof(value)), sizeof(value));
 	PECS_CHECK(t, value > 0, "the counting event counted nothing after the refused call");

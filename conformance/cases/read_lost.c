@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define PERIOD_NS 100000ull
 
@@ -30,7 +31,7 @@ PECS_CASE(read_lost_per_event, "Required.Read.Lost.CountsOnlyThisEventsLosses",
 	/* only the source runs; every sample it takes meets the paused ring */
 	PECS_CHECK_OK(t, pecs_ioctl(t, source, PECS_IOC_ENABLE, 0));
 	for (int i = 0; i < 200 && vs.lost < 3; i++) {
-		pecs_burn_cpu(PERIOD_NS * 5);
+		pecs_burn_user(PERIOD_NS * 5);
 		PECS_CHECK_EQ(t, pecs_read(t, source, &vs, sizeof(vs)), sizeof(vs));
 	}
 	PECS_CHECK_OK(t, pecs_ioctl(t, source, PECS_IOC_DISABLE, 0));

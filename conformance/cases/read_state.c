@@ -4,6 +4,8 @@
 #include <time.h>
 
 #include "support_counting.h"
+#include "support_ring.h"
+#include "support_wait.h"
 
 #define RF_TIMES_ID \
 	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID)
@@ -29,7 +31,7 @@ PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &id));
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
 	PECS_CHECK_EQ(t, c.value, 0);
 	PECS_CHECK_EQ(t, c.enabled, 0);
@@ -49,14 +51,14 @@ PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
 	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 2000000));
 	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
 	PECS_CHECK(t, a.value > 0, "nothing counted while enabled");
-	pecs_burn_cpu(5000000);
+	pecs_burn_user(5000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	PECS_CHECK_EQ(t, b.value, a.value);
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
 	PECS_CHECK_EQ(t, b.running, a.running);
 	/* DISABLE is idempotent: a second one changes nothing either */
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
-	pecs_burn_cpu(1000000);
+	pecs_burn_user(1000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	PECS_CHECK_EQ(t, b.value, a.value);
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
@@ -93,12 +95,12 @@ PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "count
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(20000000);
+	pecs_burn_user(20000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &a), sizeof(a));
 	PECS_CHECK(t, a.value >= 10000000, "only %llu ns counted in 20 ms of CPU",
 		   (unsigned long long)a.value);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_RESET, 0));
-	pecs_burn_cpu(1000000);
+	pecs_burn_user(1000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &b), sizeof(b));
 	/* counting restarted from 0: about 1 ms now, far below the 20 ms before */
 	PECS_CHECK(t, b.value > 0 && b.value < a.value / 2,
@@ -110,8 +112,10 @@ PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "count
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 }
 
-/* The clock events count this thread's CPU time: at least most of what was burned, and
- * never more than the wall-clock time the event was enabled for. */
+/* The clock events count this thread's CPU time: 10 ms of it come within ten times that
+ * of the thread's CPU (under ptrace the thread's CPU clock runs well ahead of its task
+ * clock, so no tighter ratio holds), and never more than the wall-clock time the event
+ * was enabled for. */
 static void check_counts_cpu(struct pecs_t *t, uint64_t config)
 {
 	struct pecs_attr attr;
@@ -120,19 +124,24 @@ static void check_counts_cpu(struct pecs_t *t, uint64_t config)
 	pecs_cnt_attr(t, &attr, config, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	uint64_t start = pecs_clock_ns(CLOCK_MONOTONIC);
-	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 10000000));
+	uint64_t cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	int err = pecs_burn_event(t, fd, 10000000, 100);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	uint64_t wall = pecs_clock_ns(CLOCK_MONOTONIC) - start;
 	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
-	PECS_CHECK(t, c.value >= 5000000, "%llu ns counted for 10 ms of CPU",
-		   (unsigned long long)c.value);
+	PECS_CHECK(t, err == 0 && c.value >= 10000000, "%llu ns counted while the thread ran "
+		   "%llu ns (%s)", (unsigned long long)c.value, (unsigned long long)cpu,
+		   pecs_retname(err));
 	PECS_CHECK(t, c.value <= wall, "%llu ns counted in %llu ns of wall-clock time",
 		   (unsigned long long)c.value, (unsigned long long)wall);
 	PECS_CHECK(t, c.running <= c.enabled && c.enabled <= wall,
 		   "time_running %llu, time_enabled %llu, wall %llu",
 		   (unsigned long long)c.running, (unsigned long long)c.enabled,
 		   (unsigned long long)wall);
-	PECS_CHECK(t, c.running >= 5000000, "time_running %llu for 10 ms of CPU",
-		   (unsigned long long)c.running);
+	PECS_CHECK(t, c.running > 0, "time_running 0 after counting %llu ns",
+		   (unsigned long long)c.value);
 }
 
 PECS_CASE(read_count_task_clock, "Required.Read.Count.TaskClockFollowsCpu", "counting",

@@ -7,6 +7,7 @@
 
 #include "support_counting.h"
 #include "support_thread.h"
+#include "support_wait.h"
 
 #define MS 1000000ull
 #define RF_TIMES (PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING)
@@ -20,37 +21,45 @@ static int read_times(struct pecs_t *t, int fd, struct times *v)
 	return pecs_read(t, fd, v, sizeof(*v)) == sizeof(*v) ? 0 : -EIO;
 }
 
+/* The window is measured inside ENABLE..DISABLE, and the sleep in it is long against the
+ * CPU burned: a task event's time_enabled then stays below the sleep however the thread
+ * is scheduled (preempted time is off the CPU too, so it cannot add to the task's time),
+ * while an event that follows the wall clock shows at least the sleep, however little
+ * the thread ran. Neither verdict depends on how the host scheduled the thread. */
 PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
 	  "READ-TIMES-TASK")
 {
-	uint64_t wall, cpu;
+	const uint64_t sleep_ns = 100 * MS, burn_ns = 2 * MS;
+	uint64_t slept, cpu;
 	struct pecs_attr a;
 	struct times v;
 	int fd;
 
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, RF_TIMES);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	wall = pecs_clock_ns(CLOCK_MONOTONIC);
-	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(3 * MS);
-	/* off the CPU for 5 ms: the event's context is scheduled out with the task */
-	nanosleep(&(struct timespec){0, 5 * MS}, NULL);
-	pecs_burn_cpu(3 * MS);
-	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	pecs_burn_user(burn_ns);
+	/* off the CPU: the event's context is scheduled out with the task */
+	slept = pecs_clock_ns(CLOCK_MONOTONIC);
+	nanosleep(&(struct timespec){0, (long)sleep_ns}, NULL);
+	slept = pecs_clock_ns(CLOCK_MONOTONIC) - slept;
+	pecs_burn_user(burn_ns);
 	cpu = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
-	wall = pecs_clock_ns(CLOCK_MONOTONIC) - wall;
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
-	/* At least the CPU time burned; not bounded by the thread's CPU clock from above,
-	 * since on a virtual machine that clock leaves out stolen time and perf's does not. */
-	PECS_CHECK(t, v.enabled >= 5 * MS, "time_enabled %llu ns for %llu ns of this thread's "
-		   "CPU time (wall %llu ns)", (unsigned long long)v.enabled,
-		   (unsigned long long)cpu, (unsigned long long)wall);
-	PECS_CHECK(t, v.running <= v.enabled && v.running >= 5 * MS,
-		   "time_running %llu ns, time_enabled %llu ns", (unsigned long long)v.running,
-		   (unsigned long long)v.enabled);
-	PECS_CHECK(t, v.enabled + 4 * MS <= wall, "time_enabled %llu ns counted the sleep "
-		   "(wall %llu ns)", (unsigned long long)v.enabled, (unsigned long long)wall);
+	/* The task ran: some time was enabled and running. Not compared with the thread's
+	 * CPU clock from either side: on a virtual machine or under ptrace the two differ by
+	 * far more than a margin could cover (measured: half of it under strace -f). */
+	PECS_CHECK(t, v.enabled > 0 && v.running > 0 && v.running <= v.enabled,
+		   "time_enabled %llu ns, time_running %llu ns after %llu ns of this thread's "
+		   "CPU time", (unsigned long long)v.enabled, (unsigned long long)v.running,
+		   (unsigned long long)cpu);
+	/* slept >= sleep_ns, and the task was asleep for all of it but the two clock reads */
+	PECS_CHECK(t, v.enabled < slept / 2,
+		   "time_enabled %llu ns counted the %llu ns sleep (%llu ns of this thread's CPU "
+		   "time in the window)", (unsigned long long)v.enabled,
+		   (unsigned long long)slept, (unsigned long long)cpu);
 }
 
 PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClock",
@@ -99,7 +108,8 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 		PECS_CHECK_OK(t, fd);
 	}
 	/* let it count a little, bounded by wall time */
-	end = pecs_clock_ns(CLOCK_MONOTONIC) + 2000 * MS;
+	/* the thread stops by itself after 5 s of wall time (support_thread.h) */
+	end = pecs_clock_ns(CLOCK_MONOTONIC) + 4000 * MS;
 	while (v.value < 2 * MS && pecs_clock_ns(CLOCK_MONOTONIC) < end) {
 		nanosleep(&(struct timespec){0, MS / 2}, NULL);
 		if (read_times(t, fd, &v) < 0)
@@ -107,10 +117,10 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 	}
 	err = pecs_spinner_finish(&s);
 	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
-	PECS_CHECK(t, v.value >= 2 * MS, "the spinning thread counted %llu ns in 2 s",
-		   (unsigned long long)v.value);
+	/* nonzero is what the freeze below needs; 2 ms is only how long we let it run */
+	PECS_CHECK(t, v.value > 0, "the spinning thread counted nothing in 4 s");
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
-	pecs_burn_cpu(2 * MS);
+	pecs_burn_user(2 * MS);
 	nanosleep(&(struct timespec){0, MS}, NULL);
 	PECS_CHECK_OK(t, read_times(t, fd, &w));
 	PECS_CHECK_EQ(t, w.value, v.value);
@@ -128,6 +138,7 @@ PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
 	} g;
 	struct pecs_attr a;
 	struct times m;
+	uint64_t lead;
 	int leader, member;
 
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, PECS_FORMAT_GROUP | RF_TIMES);
@@ -135,16 +146,23 @@ PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, RF_TIMES); /* reads only itself */
 	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(5 * MS);
+	pecs_burn_user(5 * MS);
+	/* the lead as the leader's own clock saw it, read before the member starts */
+	PECS_CHECK_EQ(t, pecs_read(t, leader, &g, sizeof(g)), sizeof(g));
+	lead = g.enabled;
+	PECS_CHECK(t, lead > 0, "the leader shows no time_enabled after 5 ms of burning");
 	PECS_CHECK_OK(t, pecs_ioctl(t, member, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(5 * MS);
+	pecs_burn_user(5 * MS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, PECS_IOC_FLAG_GROUP));
 	PECS_CHECK_EQ(t, pecs_read(t, leader, &g, sizeof(g)), sizeof(g));
 	PECS_CHECK_OK(t, read_times(t, member, &m));
 	PECS_CHECK_EQ(t, g.nr, 2);
-	PECS_CHECK(t, m.enabled >= 3 * MS && g.enabled >= m.enabled + 3 * MS,
-		   "group time_enabled %llu ns, the member's own %llu ns (enabled 5 ms later)",
-		   (unsigned long long)g.enabled, (unsigned long long)m.enabled);
+	/* The member started after the leader had `lead`: its own time is at most the rest,
+	 * however the thread was scheduled. */
+	PECS_CHECK(t, m.enabled > 0 && m.enabled + lead <= g.enabled,
+		   "group time_enabled %llu ns, the member's own %llu ns (enabled when the leader "
+		   "had %llu ns)", (unsigned long long)g.enabled, (unsigned long long)m.enabled,
+		   (unsigned long long)lead);
 	/* the leader's task clock counted all along: its times are the group's (the count and
 	 * the times are sampled apart, so they may differ by a little either way) */
 	PECS_CHECK(t, g.enabled + 2 * MS > g.v[0] && g.v[0] + 2 * MS > g.enabled,
@@ -168,22 +186,24 @@ PECS_CASE(event_group_running, "Required.Group.Schedule.MemberRunsOnlyWithItsLea
 	leader = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	a.flags &= ~PECS_ATTR_DISABLED;
 	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, read_times(t, member, &m));
 	PECS_CHECK(t, m.value == 0 && m.enabled == 0 && m.running == 0,
 		   "the member of a disabled leader: value %llu, time_enabled %llu, "
 		   "time_running %llu after 3 ms", (unsigned long long)m.value,
 		   (unsigned long long)m.enabled, (unsigned long long)m.running);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_OK(t, read_times(t, member, &m));
-	PECS_CHECK(t, m.value >= 2 * MS && m.enabled >= 2 * MS && m.running >= 2 * MS,
+	/* Nonzero and consistent: how much depends on how the task clock compares with the
+	 * CPU clock the burn used, which is the host's business (ptrace halves it). */
+	PECS_CHECK(t, m.value > 0 && m.enabled > 0 && m.running > 0 && m.running <= m.enabled,
 		   "with its leader enabled for 3 ms the member counted %llu ns, enabled %llu ns, "
 		   "ran %llu ns", (unsigned long long)m.value, (unsigned long long)m.enabled,
 		   (unsigned long long)m.running);
 	/* the member is still enabled, its leader no longer */
-	pecs_burn_cpu(3 * MS);
+	pecs_burn_user(3 * MS);
 	PECS_CHECK_OK(t, read_times(t, member, &m2));
 	PECS_CHECK_EQ(t, m2.value, m.value);
 	PECS_CHECK_EQ(t, m2.enabled, m.enabled);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support_ring.h"
+#include "support_wait.h"
 
 #define PERIOD_NS 100000ull
 #define ST                                                                                \
@@ -45,7 +46,8 @@ static int make_loss(struct pecs_t *t, int fd, struct around *out)
 	if (ret < 0)
 		return ret;
 	pecs_ring_consume(&r);
-	pecs_burn_cpu(40 * PERIOD_NS);
+	if ((ret = pecs_burn_event(t, fd, 40 * PERIOD_NS, 2000)) < 0)
+		return ret;
 	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0)) < 0)
 		return ret;
 	n = pecs_ring_wait(&r, 0, 2, 1000);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 /* Live sampling against the CPU time it stands for. A cpu-clock or task-clock event
  * samples from an hrtimer that fires every sample_period ns of the task's runtime
  * (perf_swevent_hrtimer in kernel/events/core.c), so over a CPU-bound stretch the
@@ -12,8 +13,17 @@
  * read is a system call, where an exclude_kernel event skips samples, and where an
  * implementation that signals the thread from elsewhere (ref's ticker thread) lands
  * far more often than the time spent there suggests, because a busy machine tends to
- * preempt the thread at a system call's exit. */
+ * preempt the thread at a system call's exit.
+ *
+ * Both are statistics of a schedule the suite does not control, so each case makes up to
+ * ATTEMPTS measurements and passes on the first that holds. A measurement during which
+ * the thread had the CPU for less than 90% of the window's wall time (preempted, traced,
+ * emulated) says nothing about the implementation: if every failing measurement was such
+ * a one the case is ENV_SKIP with the figures, and only a measurement with the CPU to
+ * itself can fail it. */
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "support_ring.h"
@@ -21,6 +31,7 @@
 #define PERIOD_NS 1000000ull
 #define BURN_NS 250000000ull
 #define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID)
+#define ATTEMPTS 3
 
 extern const char __start_pecs_busy_text[], __stop_pecs_busy_text[];
 
@@ -49,8 +60,17 @@ static void burn_cpu(uint64_t ns)
 
 struct tally {
 	uint64_t samples, lost, inside, own_tid;
-	uint64_t cpu_ns; /* this thread's CPU time from before ENABLE to after DISABLE */
+	uint64_t cpu_ns;  /* this thread's CPU time from before ENABLE to after DISABLE */
+	uint64_t wall_ns; /* the same window in wall time */
+	long nivcsw;      /* involuntary context switches in it */
 };
+
+static long involuntary_switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
 
 /* Enable, burn, disable; then count what the ring holds. *count is the event's value. */
 static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count)
@@ -72,12 +92,16 @@ static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count
 	/* 64 KiB: room for ~2700 samples of 24 bytes, ten times what the burn makes. */
 	if ((ret = pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r)) < 0)
 		return ret;
+	out->nivcsw = involuntary_switches();
+	out->wall_ns = pecs_clock_ns(CLOCK_MONOTONIC);
 	out->cpu_ns = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if ((ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
 		return ret;
 	burn_cpu(BURN_NS);
 	ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
 	out->cpu_ns = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - out->cpu_ns;
+	out->wall_ns = pecs_clock_ns(CLOCK_MONOTONIC) - out->wall_ns;
+	out->nivcsw = involuntary_switches() - out->nivcsw;
 	if (ret < 0 || (ret = pecs_event_value(t, fd, count)) < 0)
 		return ret;
 	while ((ret = pecs_ring_next(&r, &rec)) > 0) {
@@ -98,41 +122,97 @@ static int sample_busy_loop(struct pecs_t *t, struct tally *out, uint64_t *count
 	return ret;
 }
 
-PECS_CASE(sampling_count, "Required.Sampling.Accuracy.CountMatchesCpuTime", "sampling,mmap",
-	  "SAMPLE-COUNT-CPU-TIME")
-{
-	struct tally n = {0};
-	uint64_t count = 0, expected, got;
+/* One measurement's verdict: 0 when it holds, or -1 with the reason in msg. */
+typedef int (*judge_fn)(const struct tally *n, uint64_t count, char *msg, size_t len);
 
-	PECS_CHECK_OK(t, sample_busy_loop(t, &n, &count));
+/* The thread ran for less than 90% of the window: the host, not the implementation. */
+static int contended(const struct tally *n)
+{
+	return n->cpu_ns * 10 < n->wall_ns * 9;
+}
+
+static void measure(struct pecs_t *t, judge_fn judge)
+{
+	char msg[256], skip[640] = "", fail[640] = "";
+	int ret;
+
+	for (int i = 0; i < ATTEMPTS; i++) {
+		struct tally n = {0};
+		uint64_t count = 0;
+
+		ret = sample_busy_loop(t, &n, &count);
+		PECS_CHECK(t, ret == 0, "sampling the busy loop failed: %s", pecs_retname(ret));
+		if (judge(&n, count, msg, sizeof(msg)) == 0)
+			return;
+		if (!contended(&n)) {
+			snprintf(fail, sizeof(fail), "%s (attempt %d of %d, the thread had %llu "
+				 "ns of CPU in %llu ns)", msg, i + 1, ATTEMPTS,
+				 (unsigned long long)n.cpu_ns, (unsigned long long)n.wall_ns);
+			continue;
+		}
+		snprintf(skip, sizeof(skip), "%s; but the thread had only %llu ns of CPU in a "
+			 "%llu ns window (%ld involuntary switches)", msg,
+			 (unsigned long long)n.cpu_ns, (unsigned long long)n.wall_ns, n.nivcsw);
+	}
+	/* a measurement with the CPU to itself failed, and none held */
+	PECS_CHECK(t, !fail[0], "%s", fail);
+	PECS_ENV_SKIP(t, "host too contended to measure, %d attempts; the last: %s", ATTEMPTS,
+		      skip);
+}
+
+static int judge_count(const struct tally *n, uint64_t count, char *msg, size_t len)
+{
+	uint64_t expected = n->cpu_ns / PERIOD_NS, got = n->samples + n->lost;
+
 	/* The baseline is the thread's CPU clock read here, not the event's own count: an
 	 * implementation that over-counts and over-samples alike must not pass. */
 	/* Within 10% both ways: Linux's task clock runs on the scheduler clock and reads a
 	 * little above the thread CPU clock (1-2% measured here). */
-	PECS_CHECK(t, count * 10 >= n.cpu_ns * 9 && count * 10 <= n.cpu_ns * 11,
-		   "the event counted %llu ns while the thread ran %llu ns enabled (+-10%%)",
-		   (unsigned long long)count, (unsigned long long)n.cpu_ns);
-	expected = n.cpu_ns / PERIOD_NS;
-	got = n.samples + n.lost;
-	PECS_CHECK(t, got * 10 >= expected * 9 && got * 10 <= expected * 11,
-		   "%llu samples + %llu lost for %llu ns of CPU at a %llu ns period (expected %llu +-10%%)",
-		   (unsigned long long)n.samples, (unsigned long long)n.lost,
-		   (unsigned long long)n.cpu_ns, (unsigned long long)PERIOD_NS,
-		   (unsigned long long)expected);
-	PECS_CHECK_EQ(t, n.own_tid, n.samples);
+	if (count * 10 < n->cpu_ns * 9 || count * 10 > n->cpu_ns * 11) {
+		snprintf(msg, len, "the event counted %llu ns while the thread ran %llu ns "
+			 "enabled (+-10%%)", (unsigned long long)count,
+			 (unsigned long long)n->cpu_ns);
+		return -1;
+	}
+	if (got * 10 < expected * 9 || got * 10 > expected * 11) {
+		snprintf(msg, len, "%llu samples + %llu lost for %llu ns of CPU at a %llu ns "
+			 "period (expected %llu +-10%%)", (unsigned long long)n->samples,
+			 (unsigned long long)n->lost, (unsigned long long)n->cpu_ns,
+			 (unsigned long long)PERIOD_NS, (unsigned long long)expected);
+		return -1;
+	}
+	if (n->own_tid != n->samples) {
+		snprintf(msg, len, "%llu of %llu samples carry this thread's tid",
+			 (unsigned long long)n->own_tid, (unsigned long long)n->samples);
+		return -1;
+	}
+	return 0;
+}
+
+PECS_CASE(sampling_count, "Required.Sampling.Accuracy.CountMatchesCpuTime", "sampling,mmap",
+	  "SAMPLE-COUNT-CPU-TIME")
+{
+	measure(t, judge_count);
+}
+
+static int judge_ips(const struct tally *n, uint64_t count, char *msg, size_t len)
+{
+	if (n->samples < 100) {
+		snprintf(msg, len, "only %llu samples over %llu ns of CPU",
+			 (unsigned long long)n->samples, (unsigned long long)count);
+		return -1;
+	}
+	if (n->inside * 10 < n->samples * 8) {
+		snprintf(msg, len, "%llu of %llu sampled IPs inside the busy loop [%p, %p)",
+			 (unsigned long long)n->inside, (unsigned long long)n->samples,
+			 (const void *)__start_pecs_busy_text, (const void *)__stop_pecs_busy_text);
+		return -1;
+	}
+	return 0;
 }
 
 PECS_CASE(sampling_ips, "Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap",
 	  "SAMPLE-IP-WHERE-TIME-GOES")
 {
-	struct tally n = {0};
-	uint64_t count = 0;
-
-	PECS_CHECK_OK(t, sample_busy_loop(t, &n, &count));
-	PECS_CHECK(t, n.samples >= 100, "only %llu samples over %llu ns of CPU",
-		   (unsigned long long)n.samples, (unsigned long long)count);
-	PECS_CHECK(t, n.inside * 10 >= n.samples * 8,
-		   "%llu of %llu sampled IPs inside the busy loop [%p, %p)",
-		   (unsigned long long)n.inside, (unsigned long long)n.samples,
-		   (const void *)__start_pecs_busy_text, (const void *)__stop_pecs_busy_text);
+	measure(t, judge_ips);
 }

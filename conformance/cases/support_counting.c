@@ -1,4 +1,5 @@
 #include "support_counting.h"
+#include "support_wait.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ int pecs_cnt_run(struct pecs_t *t, int fd, unsigned long ioc_arg, uint64_t ns)
 
 	if (err < 0)
 		return err;
-	pecs_burn_cpu(ns);
+	pecs_burn_user(ns);
 	err = pecs_ioctl(t, fd, PECS_IOC_DISABLE, ioc_arg);
 	return err < 0 ? err : 0;
 }

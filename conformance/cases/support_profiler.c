@@ -80,7 +80,8 @@ int pecs_replay_run(struct pecs_t *t, const struct pecs_replay *r, struct pecs_r
 	copy = head < ring.data_size ? head : ring.data_size;
 	if (copy > out->cap)
 		copy = out->cap;
-	memcpy(out->ring, ring.data, (size_t)copy);
+	if (copy)
+		memcpy(out->ring, ring.data, (size_t)copy);
 unmap:
 	if (pecs_munmap(t, ring.meta, ring.map_len) < 0 && err == 0) {
 		out->step = "munmap";
@@ -210,8 +211,12 @@ int pecs_replay_check_vector(const struct pecs_vec_stream *v, const struct pecs_
 			 "checker's buffer", v->tc_id, len);
 		return -1;
 	}
-	memcpy(want, v->ring, len);
-	memcpy(got, out->ring, out->head < len ? (size_t)out->head : len);
+	/* A vector with an empty ring has no bytes (NULL); memcpy must not see it. */
+	if (len) {
+		memcpy(want, v->ring, len);
+		if (out->head)
+			memcpy(got, out->ring, out->head < len ? (size_t)out->head : len);
+	}
 	for (uint32_t i = 0; i < v->nr_dynamic; i++) {
 		const struct pecs_vec_dynamic *d = &v->dynamic[i];
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "support_ring.h"
+#include "support_wait.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -103,15 +104,35 @@ int pecs_ring_count(struct pecs_ring *r, uint32_t type)
 
 int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms)
 {
-	int64_t end = (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) + limit_ms;
+	struct pecs_budget b;
 	int n;
 
+	pecs_budget_start(&b, (unsigned int)limit_ms);
 	for (;;) {
 		n = pecs_ring_count(r, type);
-		if (n < 0 || n >= want || (int64_t)(pecs_clock_ns(CLOCK_MONOTONIC) / 1000000) >= end)
+		if (n < 0 || n >= want || !pecs_budget_left(&b))
 			return n;
-		pecs_burn_cpu(500 * 1000);
+		pecs_burn_user(500 * 1000);
 	}
+}
+
+int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms)
+{
+	struct pecs_budget b;
+	uint64_t start, now;
+	int err;
+
+	if ((err = pecs_event_value(t, fd, &start)) < 0)
+		return err;
+	pecs_budget_start(&b, limit_ms);
+	do {
+		pecs_burn_user(ns / 8 + 1);
+		if ((err = pecs_event_value(t, fd, &now)) < 0)
+			return err;
+		if (now - start >= ns)
+			return 0;
+	} while (pecs_budget_left(&b));
+	return -ETIMEDOUT;
 }
 
 /* ---- samples ------------------------------------------------------------------ */
@@ -259,6 +280,22 @@ int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t
 	*id = take_u64(&c);
 	*lost = take_u64(&c);
 	return c.bad ? -EBADMSG : 0;
+}
+
+int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
+		      unsigned int nr_ids, uint64_t *total)
+{
+	uint64_t id, lost;
+
+	if (rec->type != PECS_RECORD_LOST || pecs_parse_lost(rec, &id, &lost) < 0 || lost == 0)
+		return -EBADMSG;
+	for (unsigned int i = 0; i < nr_ids; i++) {
+		if (ids[i] == id) {
+			*total += lost;
+			return 0;
+		}
+	}
+	return nr_ids ? -EBADMSG : 0;
 }
 
 /* ---- event helpers -------------------------------------------------------------- */

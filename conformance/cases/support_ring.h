@@ -49,8 +49,16 @@ void pecs_ring_consume(struct pecs_ring *r);
 int pecs_ring_count(struct pecs_ring *r, uint32_t type);
 
 /* Burn this thread's CPU in short slices until the ring holds at least `want` records
- * of `type` or limit_ms of wall time pass. Returns the count seen (may be < want). */
+ * of `type`, or until limit_ms of wall time and limit_ms of this thread's CPU time have
+ * both passed (support_wait.h): a starved thread waits longer instead of giving up.
+ * Returns the count seen (may be < want). */
 int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms);
+
+/* Burn this thread's CPU in user space until the value of fd (a TASK_CLOCK or CPU_CLOCK
+ * event on this thread, non-group read_format) has grown by ns, or a budget of limit_ms
+ * (support_wait.h) is spent. The event's own clock is what its samples follow; the
+ * thread's CPU clock can run far ahead of it (ptrace). 0, -ETIMEDOUT, or -errno. */
+int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms);
 
 /* ---- PERF_RECORD_SAMPLE ---------------------------------------------------------- */
 
@@ -98,6 +106,14 @@ size_t pecs_read_size(uint64_t read_format, unsigned int nr_members);
 
 /* PERF_RECORD_LOST body: {u64 id; u64 lost}. 0 or -EBADMSG. */
 int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t *lost);
+
+/* A PERF_RECORD_LOST met while walking a ring. Linux writes one whenever the ring had no
+ * room for a record (a reader that fell behind on a loaded or traced host), so a walk
+ * must accept it as the ABI allows: well formed, at least one record lost, from one of
+ * the nr_ids ids given (any id when nr_ids is 0). Adds the count to *total.
+ * 0, or -EBADMSG when the record is none of that. */
+int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
+		      unsigned int nr_ids, uint64_t *total);
 
 /* ---- event helpers the ring cases share ------------------------------------------ */
 

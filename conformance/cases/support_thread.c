@@ -20,9 +20,9 @@ static void *spin(void *arg)
 	struct pecs_spinner *s = arg;
 	uint64_t end = pecs_clock_ns(CLOCK_MONOTONIC) + SPIN_LIMIT_NS;
 
-	s->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	/* user-space work only, with a clock check now and then */
-	while (!s->stop && pecs_clock_ns(CLOCK_MONOTONIC) < end)
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && pecs_clock_ns(CLOCK_MONOTONIC) < end)
 		for (volatile int i = 0; i < 10000; i++)
 			;
 	return NULL;
@@ -33,6 +33,7 @@ int pecs_spinner_start(struct pecs_spinner *s)
 	uint64_t end;
 	int err;
 
+	/* before pthread_create, which orders them for the new thread */
 	s->stop = 0;
 	s->tid = 0;
 	s->joined = 0;
@@ -40,9 +41,10 @@ int pecs_spinner_start(struct pecs_spinner *s)
 	if (err)
 		return -err;
 	end = pecs_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
-	while (!s->tid && pecs_clock_ns(CLOCK_MONOTONIC) < end)
+	while (!__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) &&
+	       pecs_clock_ns(CLOCK_MONOTONIC) < end)
 		sched_yield();
-	if (!s->tid) {
+	if (!__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) {
 		pecs_spinner_finish(s);
 		return -ETIMEDOUT;
 	}
@@ -57,7 +59,7 @@ int pecs_spinner_finish(struct pecs_spinner *s)
 
 	if (s->joined)
 		return 0;
-	s->stop = 1;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(s->th, NULL);
 	s->joined = 1;
 	if (!s->tid)

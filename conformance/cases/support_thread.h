@@ -10,8 +10,9 @@
 
 struct pecs_spinner {
 	pthread_t th;
-	volatile int stop;
-	volatile pid_t tid;
+	/* Shared with the thread: release stores, acquire loads (volatile orders nothing). */
+	int stop;
+	pid_t tid;
 	int joined;
 };
 
