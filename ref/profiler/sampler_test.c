@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -216,6 +217,20 @@ static void run_and_check(enum ref_profiler_task_kind kind, enum pecs_stream_for
 	if (!check_placement("samples inside the loop, callers unwound"))
 		return;
 	if (inside * 10 < nr_kept * 8)
+		for (int i = 0, shown = 0; i < nr_kept && shown < 12; i++) {
+			Dl_info di = { 0 };
+
+			if (kept[i].ip0 >= lo && kept[i].ip0 < hi)
+				continue;
+			dladdr((void *)(uintptr_t)kept[i].ip0, &di);
+			print_message("outside: #%d ip %#llx (%s+%#llx) frames %u loop on stack %d\n",
+				      i, (unsigned long long)kept[i].ip0,
+				      di.dli_sname ? di.dli_sname : "?",
+				      (unsigned long long)(kept[i].ip0 - (uintptr_t)di.dli_saddr),
+				      kept[i].nr, kept[i].loop_on_stack);
+			shown++;
+		}
+	if (inside * 10 < nr_kept * 8)
 		fail_msg("only %d of %d samples inside [%#llx, %#llx)", inside, nr_kept,
 			 (unsigned long long)lo, (unsigned long long)hi);
 	assert_true(on_stack >= nr_kept * 95 / 100);
@@ -366,7 +381,7 @@ static void test_late_signal_is_bounded(void **state)
 	 * normal ticking, so the bound is seen not to stop the ticker. */
 	assert_int_equal(ref_profiler_session_flush(s), 0);
 	at_unblock = atomic_load_explicit(&nr_kept, memory_order_acquire);
-	pecs_sampler_test_spin(5000000ull);
+	pecs_sampler_test_spin(20000000ull);
 	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	ref_profiler_session_free(s);
@@ -384,8 +399,9 @@ static void test_late_signal_is_bounded(void **state)
 	assert_int_equal(res.profiler.dropped_buffer_full, 0);
 	assert_int_equal(lost_total, 0);
 	assert_true(res.profiler.periods_skipped >= 150 - 2 * 8);
-	/* The ticker went on after the late signal: the 5 ms after it were sampled. */
-	assert_true(nr_kept - at_unblock >= 10);
+	/* The ticker went on after the late signal: the 20 ms after it gave more than the
+	 * stop's own catch-up could (a loaded machine may still skip many of them). */
+	assert_true(nr_kept - at_unblock > 8);
 	accounted = (uint64_t)nr_kept + res.profiler.periods_skipped;
 	assert_true(accounted <= cpu / 100000);
 	/* Under TSan the stop's kick runs after the sampler is no longer active. */
@@ -429,8 +445,10 @@ static void test_signal_pending_across_restart(void **state)
 	print_message("restart with a signal pending: %d samples, %llu skipped over %llu ns\n",
 		      nr_kept, (unsigned long long)res.profiler.periods_skipped,
 		      (unsigned long long)cpu);
-	/* The second run ticked on after the stale signal: far more than one catch-up. */
-	assert_true((uint64_t)nr_kept >= 100);
+	/* The second run ticked on after the stale signal. A ticker left waiting would
+	 * give two batches at most: the stale signal's and the stop's catch-up. */
+	if (nr_kept <= 2 * 8)
+		fail_msg("%d samples: the ticker stopped after the stale signal", nr_kept);
 	assert_true((uint64_t)nr_kept + res.profiler.periods_skipped <= cpu / 100000);
 }
 
