@@ -391,13 +391,16 @@ static void test_late_signal_is_bounded(void **state)
 		      at_unblock, nr_kept, (unsigned long long)res.profiler.periods_skipped,
 		      (unsigned long long)res.profiler.most_periods_per_signal);
 	assert_true(res.profiler.most_periods_per_signal >= 150);
+	assert_int_equal(res.profiler.dropped_buffer_full, 0);
+	assert_int_equal(lost_total, 0);
+	/* Under TSan the sampler does not cap (every signal is late there, sampler.c). */
+	if (!check_placement("the catch-up bound"))
+		return;
 	/* At most a few samples for the held-back moment, none of them lost. */
 	assert_true(at_unblock >= 1 && at_unblock <= 2 * 8);
 	for (int i = 0; i < nr_kept; i++)
 		if (kept[i].time <= t_unblock)
 			assert_true(i < 2 * 8);
-	assert_int_equal(res.profiler.dropped_buffer_full, 0);
-	assert_int_equal(lost_total, 0);
 	assert_true(res.profiler.periods_skipped >= 150 - 2 * 8);
 	/* The ticker went on after the late signal: the 20 ms after it gave more than the
 	 * stop's own catch-up could (a loaded machine may still skip many of them). */

@@ -4,7 +4,8 @@
  * record per period passed (FXT, or markup when configured so) to a lock-free buffer
  * that the session's collector drains. When one signal stands for several periods (it
  * came late), the records repeat its stack with times one period apart, for the last 8
- * periods at most; older ones are skipped (Stop's periods_skipped), as Linux's hrtimer
+ * periods at most (no cap in a TSan build, sampler.c says why); older ones are skipped
+ * (Stop's periods_skipped), as Linux's hrtimer
  * skips the periods it overran, rather than written as a burst a reader's ring could
  * not hold. Callchains hold user addresses only and end at the first other value.
  *
