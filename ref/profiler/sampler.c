@@ -26,12 +26,14 @@
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
-/* At most this many samples from one signal, for the periods that ended last; the
- * older ones are skipped, as Linux's hrtimer skips the periods it overran
- * (perf_swevent_hrtimer() forwards the timer past them and writes one sample). A
- * signal normally covers 1 or 2 periods; a starved ticker thread can leave hundreds to
- * one signal, and writing them all at once would overflow a reader's ring with one
- * moment's stack. CATCH_UP_MAX in docs/ref-engine-notes.md has the figures.
+/* At most this many samples from one signal. A signal normally covers 1 or 2 periods;
+ * a starved ticker thread can leave hundreds to one signal, and writing them all at
+ * once would overflow a reader's ring with one moment's stack. The periods beyond it
+ * are owed (struct sampler's debt) and paid by later signals, a few at a time, where
+ * wall time leaves room for them a period apart; what is still owed at stop is
+ * skipped, as Linux's hrtimer skips the periods it overran (perf_swevent_hrtimer()
+ * forwards the timer past them and writes one sample). CATCH_UP_MAX in
+ * docs/ref-engine-notes.md has the figures.
  *
  * Not under ThreadSanitizer: it runs a handler at its next interception point, not
  * when the signal arrives, so there every signal is late by design (about 25 periods
@@ -40,7 +42,7 @@
 #if defined(__SANITIZE_THREAD__)
 #define CATCH_UP_MAX 1024u
 #else
-#define CATCH_UP_MAX 8u
+#define CATCH_UP_MAX 32u
 #endif
 
 /* Zircon object types the FXT kernel object records name. */
@@ -69,6 +71,7 @@ struct sampler {
 	/* Written by the handler only (the single producer); dropped is also read by the
 	 * collector while running, the rest by stop after the handlers are done. */
 	uint64_t taken, repeated, skipped, most_periods;
+	uint64_t debt;        /* periods passed and not sampled yet (CATCH_UP_MAX) */
 	_Atomic uint64_t dropped;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
@@ -144,20 +147,33 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 /* The samples one signal stands for: the periods the CPU-time clock passed since the
  * last signal, usually one; more when the signal came late (a busy machine starved
  * the ticker or the target). Linux's hrtimer takes each at the moment its period ends,
- * with the stack of that moment, and when it fires late it writes one sample and skips
- * the periods it overran. The sampler keeps the last CATCH_UP_MAX of them: it repeats
- * the stack it has and dates each sample back to when its period ended, as if the
- * thread had run without a break since (exact for the latest period of a thread that
- * was running). The older periods are counted as skipped, never as lost: nothing a
- * reader could have kept was thrown away. */
-static unsigned batch_size(struct sampler *s, uint64_t *skipped, uint64_t *late)
+ * with the stack of that moment. The sampler writes up to CATCH_UP_MAX of them now:
+ * it repeats the stack it has and dates each sample back to when its period ended, as
+ * if the thread had run without a break since (exact for the latest period of a
+ * thread that was running). The rest are owed, and later signals pay them in the wall
+ * time the thread did not run (a thread's CPU time never outruns wall time, so a
+ * thread that was preempted leaves room), at most CATCH_UP_MAX samples per signal and
+ * never closer than a period apart. Nothing owed is ever LOST: what stop still owes
+ * is counted as skipped. */
+static unsigned batch_size(struct sampler *s, uint64_t t0, uint64_t *late)
 {
-	uint64_t n = cpu_ticker_take(&s->ticker, late);
+	uint64_t n = cpu_ticker_take(&s->ticker, late), cur, slots, pay;
 
 	if (n > s->most_periods)
 		s->most_periods = n;
-	*skipped = n > CATCH_UP_MAX ? n - CATCH_UP_MAX : 0;
-	return n > CATCH_UP_MAX ? CATCH_UP_MAX : (unsigned)n;
+	cur = n > CATCH_UP_MAX ? CATCH_UP_MAX : n;
+	s->debt += n - cur;
+	if (!cur || !s->debt)
+		return (unsigned)cur;
+	/* Room a period apart between the latest sample and this batch's last one. */
+	slots = t0 - *late > s->last_time ? (t0 - *late - s->last_time) / s->period : 0;
+	pay = slots > cur ? slots - cur : 0;
+	if (pay > CATCH_UP_MAX - cur)
+		pay = CATCH_UP_MAX - cur;
+	if (pay > s->debt)
+		pay = s->debt;
+	s->debt -= pay;
+	return (unsigned)(cur + pay);
 }
 
 /* kicked: the signal came from a flush or stop on the target thread rather than from
@@ -166,8 +182,8 @@ static unsigned batch_size(struct sampler *s, uint64_t *skipped, uint64_t *late)
 static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 {
 	uint8_t rec[RECORD_MAX];
-	uint64_t t0 = now_ns(), dt, skipped, late;
-	unsigned batch = batch_size(s, &skipped, &late);
+	uint64_t t0 = now_ns(), dt, late;
+	unsigned batch = batch_size(s, t0, &late);
 	struct spsc_entry e = { 0, 0, 0 };
 	int cpu;
 	uint64_t taken = 0, dropped = 0, repeated = 0;
@@ -201,7 +217,6 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 	}
 	s->taken += taken;
 	s->repeated += repeated;
-	s->skipped += skipped;
 	if (dropped)
 		atomic_fetch_add_explicit(&s->dropped, dropped, memory_order_relaxed);
 	dt = now_ns() - t0;
@@ -334,7 +349,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 
 	if (atomic_load_explicit(&active, memory_order_acquire))
 		return REF_PROFILER_BAD_STATE;
-	s->taken = s->repeated = s->skipped = s->most_periods = 0;
+	s->taken = s->repeated = s->skipped = s->most_periods = s->debt = 0;
 	atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
 	s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
@@ -394,6 +409,9 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 	 * signal still queued arrives later and finds `active` NULL or another run's. */
 	while (atomic_load_explicit(&inflight, memory_order_seq_cst))
 		sched_yield();
+	/* Owed periods stop could only write as a burst at one moment: skipped. */
+	s->skipped += s->debt;
+	s->debt = 0;
 	if (!res)
 		return;
 	res->samples_collected = s->taken;

@@ -120,6 +120,9 @@ static bool check_placement(const char *what)
 	return !SIGNALS_DEFERRED;
 }
 
+/* sampler.c's CATCH_UP_MAX: the most samples one signal writes. */
+#define CATCH_UP_MAX 32
+
 static uint64_t burn_per_ms; /* iterations of the burn loop per ms of CPU, measured once */
 
 static void burn_ms(uint64_t ms)
@@ -396,15 +399,20 @@ static void test_late_signal_is_bounded(void **state)
 	/* Under TSan the sampler does not cap (every signal is late there, sampler.c). */
 	if (!check_placement("the catch-up bound"))
 		return;
-	/* At most a few samples for the held-back moment, none of them lost. */
-	assert_true(at_unblock >= 1 && at_unblock <= 2 * 8);
+	/* At most a few samples for the held-back moment, none of them lost; the rest are
+	 * paid later where the thread was preempted, or skipped (load decides which). */
+	assert_true(at_unblock >= 1 && at_unblock <= 2 * CATCH_UP_MAX);
 	for (int i = 0; i < nr_kept; i++)
 		if (kept[i].time <= t_unblock)
-			assert_true(i < 2 * 8);
-	assert_true(res.profiler.periods_skipped >= 150 - 2 * 8);
+			assert_true(i < 2 * CATCH_UP_MAX);
+	/* Samples stay at least a period apart in time, paid or not. */
+	for (int i = 1; i < nr_kept; i++)
+		if (kept[i].time - kept[i - 1].time < 100000 / 2)
+			fail_msg("samples %d and %d are %llu ns apart", i - 1, i,
+				 (unsigned long long)(kept[i].time - kept[i - 1].time));
 	/* The ticker went on after the late signal: the 20 ms after it gave more than the
 	 * stop's own catch-up could (a loaded machine may still skip many of them). */
-	assert_true(nr_kept - at_unblock > 8);
+	assert_true(nr_kept - at_unblock > CATCH_UP_MAX);
 	accounted = (uint64_t)nr_kept + res.profiler.periods_skipped;
 	assert_true(accounted <= cpu / 100000);
 	/* Under TSan the stop's kick runs after the sampler is no longer active. */
@@ -450,7 +458,7 @@ static void test_signal_pending_across_restart(void **state)
 		      (unsigned long long)cpu);
 	/* The second run ticked on after the stale signal. A ticker left waiting would
 	 * give two batches at most: the stale signal's and the stop's catch-up. */
-	if (nr_kept <= 2 * 8)
+	if (nr_kept <= 2 * CATCH_UP_MAX)
 		fail_msg("%d samples: the ticker stopped after the stale signal", nr_kept);
 	assert_true((uint64_t)nr_kept + res.profiler.periods_skipped <= cpu / 100000);
 }
