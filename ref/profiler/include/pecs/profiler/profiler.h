@@ -85,7 +85,7 @@ struct ref_profiler_result {
 	/* Of samples_collected, those whose stack is not their own moment's: the extra periods
 	 * of a late signal and the ones a stop or flush caught up (live sampler only). */
 	uint64_t samples_repeated;
-	/* Periods a late signal covered beyond the few it takes samples for (live sampler
+	/* Periods late signals covered and the sampler still owed at stop (live sampler
 	 * only; sampler.h): not samples, so never LOST, but the run's CPU time they stand
 	 * for is not in the samples. */
 	uint64_t periods_skipped;
