@@ -133,7 +133,10 @@ static void test_live_sampler_into_ring(void **state)
 			 0);
 	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
-	for (int i = 0; i < 100 && ((const struct pecs_mmap_page *)m)->data_head < 20 * 64; i++)
+	/* data_head is the collector thread's to write: read it as a reader of the ring
+	 * does, with an acquire load (the page is the ABI's struct, not an _Atomic one). */
+	for (int i = 0; i < 100 && __atomic_load_n(&((const struct pecs_mmap_page *)m)->data_head,
+						   __ATOMIC_ACQUIRE) < 20 * 64; i++)
 		spin_ms(20);
 	/* The collector wrote while the event ran, not only in DISABLE's drain. */
 	assert_true(__atomic_load_n(&((const struct pecs_mmap_page *)m)->data_head,

@@ -58,9 +58,11 @@ static void *run(void *arg)
 		if (read_clock(t->clock, &now) < 0)
 			break; /* the target is gone */
 		due = (now - t->origin) / t->period;
-		taken = __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE);
-		if (due > taken && !__atomic_load_n(&t->in_flight, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&t->in_flight, 1, __ATOMIC_RELEASE);
+		taken = atomic_load_explicit(&t->taken, memory_order_acquire);
+		/* One signal at a time: a handler that runs late takes every period up to
+		 * its own moment, so a second signal queued meanwhile would find none. */
+		if (due > taken && !atomic_exchange_explicit(&t->in_flight, true,
+							     memory_order_acq_rel)) {
 			if (queue_signal(t, t->value) < 0)
 				break;
 			t->sent++;
@@ -89,10 +91,9 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int cpu_ticker_start(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-		     pid_t tid, int signo, void *value)
+int cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
+		    pid_t tid, int signo, void *value)
 {
-	pthread_condattr_t ca;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -100,14 +101,28 @@ int cpu_ticker_start(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint6
 		return -EINVAL;
 	t->clock = clock;
 	t->rate = rate;
-	t->period = period;
 	t->pid = getpid();
 	t->tid = tid;
 	t->signo = signo;
 	t->value = value;
+	atomic_init(&t->taken, 0);
+	atomic_init(&t->in_flight, false);
 	ret = read_clock(clock, &t->origin);
 	if (ret)
 		return ret;
+	/* Last: a handler treats a ticker with period 0 as not set up. */
+	t->period = period;
+	return 0;
+}
+
+int cpu_ticker_run(struct cpu_ticker *t)
+{
+	pthread_condattr_t ca;
+	int ret;
+
+	if (!t->period || t->running)
+		return -EINVAL;
+	t->stop = false;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -139,19 +154,21 @@ void cpu_ticker_stop(struct cpu_ticker *t)
 
 uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
 {
-	uint64_t now, due, taken = __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE), n = 0;
+	uint64_t now, due, taken = atomic_load_explicit(&t->taken, memory_order_relaxed), n = 0;
 
 	*late = 0;
-	/* clock_gettime is async-signal-safe; the handler is the only writer of taken. */
-	if (read_clock(t->clock, &now) == 0 && now >= t->origin) {
+	/* clock_gettime is async-signal-safe; the handler is the only writer of taken.
+	 * period 0: the owner has not set this ticker up (or has cleared it), so a signal
+	 * queued for an earlier run of it must not divide by it. */
+	if (t->period && read_clock(t->clock, &now) == 0 && now >= t->origin) {
 		due = (now - t->origin) / t->period;
 		if (due > taken) {
 			n = due - taken;
 			*late = now - (t->origin + due * t->period);
-			__atomic_store_n(&t->taken, due, __ATOMIC_RELEASE);
+			atomic_store_explicit(&t->taken, due, memory_order_release);
 		}
 	}
-	__atomic_store_n(&t->in_flight, 0, __ATOMIC_RELEASE);
+	atomic_store_explicit(&t->in_flight, false, memory_order_release);
 	return n;
 }
 
@@ -159,8 +176,9 @@ int cpu_ticker_kick(struct cpu_ticker *t, void *value)
 {
 	uint64_t now;
 
-	if (!t->running || read_clock(t->clock, &now) < 0 || now < t->origin ||
-	    (now - t->origin) / t->period <= __atomic_load_n(&t->taken, __ATOMIC_ACQUIRE))
+	if (!t->running || !t->period || read_clock(t->clock, &now) < 0 || now < t->origin ||
+	    (now - t->origin) / t->period <=
+		    atomic_load_explicit(&t->taken, memory_order_acquire))
 		return 0;
 	/* A signal a thread sends itself is handled before the system call returns. */
 	return queue_signal(t, value) == 0;

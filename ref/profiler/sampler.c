@@ -2,10 +2,11 @@
 #include "pecs/profiler/sampler.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,22 +14,36 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
 #include "cpu_ticker.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
+#include "unwind.h"
 
 /* Room for one sample's record: 255 markup frames of up to 35 bytes, or a 255-frame FXT
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
-/* At most this many samples from one signal; the rest count as dropped. */
-#define BATCH_MAX 1024u
+/* At most this many samples from one signal. A signal normally covers 1 or 2 periods;
+ * a starved ticker thread can leave hundreds to one signal, and writing them all at
+ * once would overflow a reader's ring with one moment's stack. The periods beyond it
+ * are owed (struct sampler's debt) and paid by later signals, a few at a time, where
+ * wall time leaves room for them a period apart; what is still owed at stop is
+ * skipped, as Linux's hrtimer skips the periods it overran (perf_swevent_hrtimer()
+ * forwards the timer past them and writes one sample). CATCH_UP_MAX in
+ * docs/ref-engine-notes.md has the figures.
+ *
+ * Not under ThreadSanitizer: it runs a handler at its next interception point, not
+ * when the signal arrives, so there every signal is late by design (about 25 periods
+ * at 1 ms in the accuracy cases' loop, which reads the clock every ~25 ms), and a cap
+ * would turn the tool's delay into missing samples. */
+#if defined(__SANITIZE_THREAD__)
+#define CATCH_UP_MAX 1024u
+#else
+#define CATCH_UP_MAX 32u
+#endif
 
 /* Zircon object types the FXT kernel object records name. */
 #define ZX_OBJ_TYPE_PROCESS 1u
@@ -51,9 +66,13 @@ struct sampler {
 	enum pecs_stream_format output;
 
 	uint64_t period;      /* ns of CPU time between samples */
+	uint64_t generation;  /* this run's, in every signal's value (signal_value()) */
 
-	/* Written by the handler only (the single producer). */
-	uint64_t taken, dropped, repeated;
+	/* Written by the handler only (the single producer); dropped is also read by the
+	 * collector while running, the rest by stop after the handlers are done. */
+	uint64_t taken, repeated, skipped, most_periods;
+	uint64_t debt;        /* periods passed and not sampled yet (CATCH_UP_MAX) */
+	_Atomic uint64_t dropped;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
 	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest real signal's stack */
@@ -66,10 +85,25 @@ struct sampler {
 	uint8_t stage[RECORD_MAX];
 };
 
-/* The sampler signals are routed to; the handler is process-wide. */
-static struct sampler *active;
-/* Handlers between their first and last touch of `active`'s sampler. */
-static int inflight;
+/* The sampler signals are routed to; the handler is process-wide. Published (release)
+ * only once the sampler and its ticker are fully set up; the handler's acquire load
+ * then sees them whole. */
+static _Atomic(struct sampler *) active;
+/* Handlers between their first and last touch of `active`'s sampler. seq_cst on both
+ * sides: stop's clear-then-wait and the handler's count-then-load must not pass each
+ * other. */
+static atomic_int inflight;
+/* Runs started so far: each signal carries its run's number, so a signal queued for an
+ * earlier run (still pending when it stopped) is told apart from the current run's
+ * and from a SIGPROF someone else queued. */
+static _Atomic uint64_t generations;
+
+/* A signal's value: the run's generation, and whether it was a kick. Kept in the
+ * pointer member, which the kernel passes through untouched. */
+static void *signal_value(uint64_t generation, bool kicked)
+{
+	return (void *)(uintptr_t)(generation << 1 | (kicked ? 1u : 0u));
+}
 
 static clockid_t cpu_clock(pid_t id, bool thread)
 {
@@ -82,29 +116,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static unsigned unwind(ucontext_t *uc, uint64_t *ips, unsigned max)
-{
-	unw_cursor_t c;
-	unsigned n = 0;
-
-	/* On x86-64 libunwind's context is the ucontext: start from the interrupted frame,
-	 * flagged as a signal frame so its IP is taken as is (not as a return address). */
-	if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
-		do {
-			unw_word_t ip;
-
-			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-				break;
-			ips[n++] = ip;
-		} while (n < max && unw_step(&c) > 0);
-	}
-	if (n == 0) {
-		ips[0] = uc->uc_mcontext.gregs[REG_RIP];
-		n = 1;
-	}
-	return n;
 }
 
 static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const uint64_t *ips,
@@ -133,18 +144,36 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
-/* The samples one signal stands for: every period the CPU-time clock passed since the
- * last signal (usually one; more when the signal came late, on a busy machine). Linux's
- * hrtimer takes each at the moment its period ends, with the stack of that moment; the
- * sampler repeats the stack it has and dates each sample back to when its period
- * ended, as if the thread had run without a break since (its approximation; exact for
- * the latest period of a thread that was running). */
-static unsigned batch_size(struct sampler *s, uint64_t *excess, uint64_t *late)
+/* The samples one signal stands for: the periods the CPU-time clock passed since the
+ * last signal, usually one; more when the signal came late (a busy machine starved
+ * the ticker or the target). Linux's hrtimer takes each at the moment its period ends,
+ * with the stack of that moment. The sampler writes up to CATCH_UP_MAX of them now:
+ * it repeats the stack it has and dates each sample back to when its period ended, as
+ * if the thread had run without a break since (exact for the latest period of a
+ * thread that was running). The rest are owed, and later signals pay them in the wall
+ * time the thread did not run (a thread's CPU time never outruns wall time, so a
+ * thread that was preempted leaves room), at most CATCH_UP_MAX samples per signal and
+ * never closer than a period apart. Nothing owed is ever LOST: what stop still owes
+ * is counted as skipped. */
+static unsigned batch_size(struct sampler *s, uint64_t t0, uint64_t *late)
 {
-	uint64_t n = cpu_ticker_take(&s->ticker, late);
+	uint64_t n = cpu_ticker_take(&s->ticker, late), cur, slots, pay;
 
-	*excess = n > BATCH_MAX ? n - BATCH_MAX : 0;
-	return n > BATCH_MAX ? BATCH_MAX : (unsigned)n;
+	if (n > s->most_periods)
+		s->most_periods = n;
+	cur = n > CATCH_UP_MAX ? CATCH_UP_MAX : n;
+	s->debt += n - cur;
+	if (!cur || !s->debt)
+		return (unsigned)cur;
+	/* Room a period apart between the latest sample and this batch's last one. */
+	slots = t0 - *late > s->last_time ? (t0 - *late - s->last_time) / s->period : 0;
+	pay = slots > cur ? slots - cur : 0;
+	if (pay > CATCH_UP_MAX - cur)
+		pay = CATCH_UP_MAX - cur;
+	if (pay > s->debt)
+		pay = s->debt;
+	s->debt -= pay;
+	return (unsigned)(cur + pay);
 }
 
 /* kicked: the signal came from a flush or stop on the target thread rather than from
@@ -153,17 +182,17 @@ static unsigned batch_size(struct sampler *s, uint64_t *excess, uint64_t *late)
 static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 {
 	uint8_t rec[RECORD_MAX];
-	uint64_t t0 = now_ns(), dt, excess, late;
-	unsigned batch = batch_size(s, &excess, &late);
+	uint64_t t0 = now_ns(), dt, late;
+	unsigned batch = batch_size(s, t0, &late);
 	struct spsc_entry e = { 0, 0, 0 };
 	int cpu;
-	uint64_t taken = 0, dropped = excess, repeated = 0;
+	uint64_t taken = 0, dropped = 0, repeated = 0;
 	bool reused = kicked && s->nr_ips;
 
-	if (!batch && !excess)
+	if (!batch)
 		return; /* a late signal whose periods an earlier one took */
 	if (!reused)
-		s->nr_ips = unwind(uc, s->ips, s->max_frames);
+		s->nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
 	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
@@ -186,9 +215,10 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 			dropped++;
 		}
 	}
-	__atomic_store_n(&s->taken, s->taken + taken, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->repeated, s->repeated + repeated, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->dropped, s->dropped + dropped, __ATOMIC_RELAXED);
+	s->taken += taken;
+	s->repeated += repeated;
+	if (dropped)
+		atomic_fetch_add_explicit(&s->dropped, dropped, memory_order_relaxed);
 	dt = now_ns() - t0;
 	s->time_sum += dt;
 	s->signals++;
@@ -204,22 +234,33 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
 	struct sampler *s;
 
 	(void)signo;
-	__atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
-	s = __atomic_load_n(&active, __ATOMIC_SEQ_CST);
-	if (s && si->si_code == SI_QUEUE && si->si_value.sival_ptr == s)
-		take_samples(s, ucv, false);
-	else if (s && si->si_code == SI_QUEUE && si->si_value.sival_ptr == &s->ticker)
-		take_samples(s, ucv, true);
-	__atomic_sub_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
+	atomic_fetch_add_explicit(&inflight, 1, memory_order_seq_cst);
+	s = atomic_load_explicit(&active, memory_order_seq_cst);
+	if (s && si->si_code == SI_QUEUE && si->si_pid == s->pid &&
+	    (pid_t)syscall(SYS_gettid) == s->tid) {
+		uintptr_t v = (uintptr_t)si->si_value.sival_ptr;
+		uint64_t gen = v >> 1;
+
+		/* A signal of an earlier run, still pending when it stopped, arrives on the
+		 * target at a moment of its own, and stands for the current run: ignoring it
+		 * would leave this run's ticker waiting for a take (its own signal, queued
+		 * while the old one was pending, was merged into it). Its context is the
+		 * target's, never the engine's, so it is not treated as a kick. */
+		if (gen == s->generation)
+			take_samples(s, ucv, v & 1);
+		else if (gen && gen < s->generation)
+			take_samples(s, ucv, false);
+	}
+	atomic_fetch_sub_explicit(&inflight, 1, memory_order_seq_cst);
 	errno = saved_errno;
 }
 
 static int install_handler(int signo)
 {
-	static int installed[NSIG];
+	static atomic_int installed[NSIG];
 	struct sigaction sa;
 
-	if (__atomic_load_n(&installed[signo], __ATOMIC_ACQUIRE))
+	if (atomic_load_explicit(&installed[signo], memory_order_acquire))
 		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
@@ -229,23 +270,8 @@ static int install_handler(int signo)
 	 * stops would otherwise meet SIGPROF's default action and end the process. */
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
-	__atomic_store_n(&installed[signo], 1, __ATOMIC_RELEASE);
+	atomic_store_explicit(&installed[signo], 1, memory_order_release);
 	return 0;
-}
-
-/* First use of libunwind outside any handler: its one-time setup allocates. */
-static void warm_unwinder(void)
-{
-	static int done;
-	unw_context_t uc;
-	unw_cursor_t c;
-
-	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
-		return;
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
-		while (unw_step(&c) > 0)
-			;
 }
 
 static unsigned online_cpus(void)
@@ -321,7 +347,11 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	struct sampler *none = NULL;
 	int ret;
 
-	s->taken = s->dropped = s->repeated = s->time_sum = s->time_min = s->time_max = 0;
+	if (atomic_load_explicit(&active, memory_order_acquire))
+		return REF_PROFILER_BAD_STATE;
+	s->taken = s->repeated = s->skipped = s->most_periods = s->debt = 0;
+	atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
+	s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
 	s->nr_ips = 0;
 	s->period = p->sampling.period;
@@ -338,17 +368,28 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	ret = push_header(s);
 	if (ret)
 		return ret;
-	warm_unwinder();
+	ref_unwind_warm_up();
 	ret = install_handler(s->opts.signo);
 	if (ret)
 		return ret;
-	if (!__atomic_compare_exchange_n(&active, &none, s, false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_SEQ_CST))
+	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
+	/* Everything the handler reads is set before `active` publishes it: a signal of an
+	 * earlier run that lands after the publication finds a whole ticker (and is then
+	 * told apart by its generation), never one being cleared. */
+	ret = cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
+			      signal_value(s->generation, false));
+	if (ret)
+		return ret;
+	if (!atomic_compare_exchange_strong_explicit(&active, &none, s, memory_order_seq_cst,
+						     memory_order_seq_cst))
 		return REF_PROFILER_BAD_STATE;
-
-	ret = cpu_ticker_start(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo, s);
+	/* Only now may signals come: one the handler ignored would leave the ticker
+	 * waiting for a take that never happens. */
+	ret = cpu_ticker_run(&s->ticker);
 	if (ret) {
-		__atomic_store_n(&active, NULL, __ATOMIC_SEQ_CST);
+		atomic_store_explicit(&active, NULL, memory_order_seq_cst);
+		while (atomic_load_explicit(&inflight, memory_order_seq_cst))
+			sched_yield();
 		return ret;
 	}
 	return 0;
@@ -360,17 +401,24 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 	struct sampler *me = s;
 
 	/* The periods up to now are the run's, whether or not the ticker saw them. */
-	cpu_ticker_kick(&s->ticker, &s->ticker);
+	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
 	cpu_ticker_stop(&s->ticker);
-	__atomic_compare_exchange_n(&active, &me, NULL, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	/* A handler that saw `active` before it was cleared finishes before we go on. */
-	while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST))
+	atomic_compare_exchange_strong_explicit(&active, &me, NULL, memory_order_seq_cst,
+						memory_order_seq_cst);
+	/* A handler that saw `active` before it was cleared finishes before we go on. A
+	 * signal still queued arrives later and finds `active` NULL or another run's. */
+	while (atomic_load_explicit(&inflight, memory_order_seq_cst))
 		sched_yield();
+	/* Owed periods stop could only write as a burst at one moment: skipped. */
+	s->skipped += s->debt;
+	s->debt = 0;
 	if (!res)
 		return;
 	res->samples_collected = s->taken;
-	res->dropped_buffer_full = s->dropped;
+	res->dropped_buffer_full = atomic_load_explicit(&s->dropped, memory_order_relaxed);
 	res->samples_repeated = s->repeated;
+	res->periods_skipped = s->skipped;
+	res->most_periods_per_signal = s->most_periods;
 	if (s->signals) {
 		res->mean_sample_time_us = s->time_sum / s->signals / 1000;
 		res->min_sample_time_us = s->time_min / 1000;
@@ -406,7 +454,7 @@ static void sampler_catch_up(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
 
-	cpu_ticker_kick(&s->ticker, &s->ticker);
+	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
 }
 
 static void sampler_reset(struct ref_profiler *p)
@@ -476,5 +524,5 @@ uint64_t ref_sampler_dropped(const struct ref_profiler *p)
 {
 	if (p->ops != &sampler_ops)
 		return 0;
-	return __atomic_load_n(&((struct sampler *)p->impl)->dropped, __ATOMIC_RELAXED);
+	return atomic_load_explicit(&((struct sampler *)p->impl)->dropped, memory_order_relaxed);
 }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ struct ref_profiler_session {
 	struct pecs_koid_map_entry *koids;
 	size_t nr_koids;
 
-	bool enabled;
+	bool enabled;            /* under lock */
 	struct ref_stream_decoder *decoder;
 	int decode_ret;
 	uint64_t lost_reported;
@@ -29,10 +30,13 @@ struct ref_profiler_session {
 	uint32_t cur_cpu;
 	uint64_t cur_time;
 
-	pthread_mutex_t lock; /* one drainer at a time: the thread or poll/disable */
+	/* One drainer at a time (the collector, or poll/flush/disable), and enable and
+	 * disable change the profiler's state under it, so a flush from another thread
+	 * sees a profiler either fully started or fully stopped. */
+	pthread_mutex_t lock;
 	pthread_t thread;
 	bool have_thread;
-	int stop_thread;
+	atomic_bool stop_thread;
 	uint8_t buf[READ_CHUNK];
 };
 
@@ -120,7 +124,7 @@ static void *collector(void *arg)
 	struct ref_profiler_session *s = arg;
 	struct timespec nap = { 0, (long)s->opts.poll_us * 1000 };
 
-	while (!__atomic_load_n(&s->stop_thread, __ATOMIC_ACQUIRE)) {
+	while (!atomic_load_explicit(&s->stop_thread, memory_order_acquire)) {
 		pthread_mutex_lock(&s->lock);
 		drain_locked(s);
 		pthread_mutex_unlock(&s->lock);
@@ -129,8 +133,7 @@ static void *collector(void *arg)
 	return NULL;
 }
 
-int ref_profiler_session_enable(struct ref_profiler_session *s,
-				const struct ref_profiler_enable *en)
+static int enable_locked(struct ref_profiler_session *s, const struct ref_profiler_enable *en)
 {
 	struct ref_profiler_sampling sampling;
 	struct ref_profiler_target target;
@@ -141,8 +144,6 @@ int ref_profiler_session_enable(struct ref_profiler_session *s,
 	bool live;
 	int ret;
 
-	if (!en || en->size < sizeof(*en))
-		return -EINVAL;
 	if (s->enabled)
 		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
 	sampling.period = en->period_ns;
@@ -181,11 +182,25 @@ int ref_profiler_session_enable(struct ref_profiler_session *s,
 	s->enabled = true;
 	/* Only a live profiler produces while enabled; a script is read at poll/disable. */
 	if (live) {
-		s->stop_thread = 0;
+		atomic_store_explicit(&s->stop_thread, false, memory_order_relaxed);
+		/* The collector's first drain waits for the lock the caller holds. */
 		if (pthread_create(&s->thread, NULL, collector, s) == 0)
 			s->have_thread = true;
 	}
 	return 0;
+}
+
+int ref_profiler_session_enable(struct ref_profiler_session *s,
+				const struct ref_profiler_enable *en)
+{
+	int ret;
+
+	if (!en || en->size < sizeof(*en))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	ret = enable_locked(s, en);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
 }
 
 int ref_profiler_session_poll(struct ref_profiler_session *s)
@@ -221,18 +236,29 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 {
 	struct ref_profiler_session_result r = { .size = sizeof(r) };
 
-	if (!s->enabled)
+	pthread_mutex_lock(&s->lock);
+	if (!s->enabled) {
+		pthread_mutex_unlock(&s->lock);
 		return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+	}
 	if (s->have_thread) {
-		__atomic_store_n(&s->stop_thread, 1, __ATOMIC_RELEASE);
-		pthread_join(s->thread, NULL);
+		pthread_t collector_thread = s->thread;
+
+		/* Joined without the lock, which the collector takes for each drain. */
 		s->have_thread = false;
+		atomic_store_explicit(&s->stop_thread, true, memory_order_release);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(collector_thread, NULL);
+		pthread_mutex_lock(&s->lock);
+		if (!s->enabled) { /* a concurrent disable finished meanwhile */
+			pthread_mutex_unlock(&s->lock);
+			return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
+		}
 	}
 	r.profiler.size = sizeof(r.profiler);
+	/* Under the lock to the end: a concurrent flush either runs before this or finds
+	 * the session disabled, never a stopping ticker or a freed decoder. */
 	ref_profiler_stop(s->profiler, &r.profiler);
-	/* Under the lock to the end: a concurrent flush either drains before this or
-	 * finds the session disabled, never a freed decoder. */
-	pthread_mutex_lock(&s->lock);
 	drain_locked(s); /* stopped: reads until the stream's end */
 	if (!s->decode_ret)
 		s->decode_ret = ref_stream_decoder_finish(s->decoder);
@@ -260,7 +286,13 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 
 int ref_profiler_session_enabled(const struct ref_profiler_session *s)
 {
-	return s->enabled;
+	struct ref_profiler_session *m = (struct ref_profiler_session *)s;
+	bool on;
+
+	pthread_mutex_lock(&m->lock);
+	on = s->enabled;
+	pthread_mutex_unlock(&m->lock);
+	return on;
 }
 
 struct ref_profiler *ref_profiler_session_profiler(struct ref_profiler_session *s)

@@ -19,7 +19,8 @@ int spsc_init(struct spsc_buffer *b, size_t cap)
 		return -ENOMEM;
 	}
 	b->cap = c;
-	b->head = b->tail = 0;
+	atomic_init(&b->head, 0);
+	atomic_init(&b->tail, 0);
 	return 0;
 }
 
@@ -49,32 +50,36 @@ static void ring_get(const struct spsc_buffer *b, uint64_t pos, void *dst, size_
 
 int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes)
 {
-	uint64_t head = b->head; /* only this side writes it */
-	uint64_t tail = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+	uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed); /* ours */
+	/* Acquire: the consumer's reads of the bytes it frees come before our writes. */
+	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_acquire);
 	uint64_t need = sizeof(*e) + ((e->len + 7ull) & ~7ull);
 
 	if (need > b->cap - (head - tail))
 		return -ENOSPC;
 	ring_put(b, head, e, sizeof(*e));
 	ring_put(b, head + sizeof(*e), bytes, e->len);
-	__atomic_store_n(&b->head, head + need, __ATOMIC_RELEASE);
+	/* Release: the entry's bytes are written before the consumer can see them. */
+	atomic_store_explicit(&b->head, head + need, memory_order_release);
 	return 0;
 }
 
 int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len)
 {
-	uint64_t tail = b->tail;
-	uint64_t head = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed); /* ours */
+	uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
 
 	if (head == tail)
 		return 0;
 	ring_get(b, tail, e, sizeof(*e));
 	ring_get(b, tail + sizeof(*e), buf, e->len < len ? e->len : len);
-	__atomic_store_n(&b->tail, tail + sizeof(*e) + ((e->len + 7ull) & ~7ull), __ATOMIC_RELEASE);
+	atomic_store_explicit(&b->tail, tail + sizeof(*e) + ((e->len + 7ull) & ~7ull),
+			      memory_order_release);
 	return 1;
 }
 
 void spsc_clear(struct spsc_buffer *b)
 {
-	b->head = b->tail = 0;
+	atomic_store_explicit(&b->head, 0, memory_order_relaxed);
+	atomic_store_explicit(&b->tail, 0, memory_order_relaxed);
 }

@@ -9,14 +9,15 @@
 #ifndef REF_PROFILER_SPSC_BUFFER_H
 #define REF_PROFILER_SPSC_BUFFER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct spsc_buffer {
 	uint8_t *data;
 	uint64_t cap; /* a power of two */
-	uint64_t head;
-	uint64_t tail;
+	_Atomic uint64_t head;
+	_Atomic uint64_t tail;
 };
 
 struct spsc_entry {
@@ -32,6 +33,7 @@ int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *byt
 /* Takes the next entry: its header into *e, its bytes (at most len; the rest is
  * discarded) into buf. 1 when an entry was taken, 0 when empty. Consumer side only. */
 int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len);
+/* Empties the queue. Neither side may be running. */
 void spsc_clear(struct spsc_buffer *b);
 
 #endif /* REF_PROFILER_SPSC_BUFFER_H */

@@ -85,6 +85,12 @@ struct ref_profiler_result {
 	/* Of samples_collected, those whose stack is not their own moment's: the extra periods
 	 * of a late signal and the ones a stop or flush caught up (live sampler only). */
 	uint64_t samples_repeated;
+	/* Periods late signals covered and the sampler still owed at stop (live sampler
+	 * only; sampler.h): not samples, so never LOST, but the run's CPU time they stand
+	 * for is not in the samples. */
+	uint64_t periods_skipped;
+	/* The most periods one signal covered: 1 when the ticker always kept up. */
+	uint64_t most_periods_per_signal;
 };
 
 struct ref_profiler;

@@ -3,7 +3,11 @@
  * handler unwinds the interrupted context with libunwind and appends one backtrace
  * record per period passed (FXT, or markup when configured so) to a lock-free buffer
  * that the session's collector drains. When one signal stands for several periods (it
- * came late), the records repeat its stack with times one period apart.
+ * came late), the records repeat its stack with times one period apart, 32 at most per
+ * signal (no cap in a TSan build, sampler.c says why), rather than a burst a reader's
+ * ring could not hold; later signals pay the periods owed where the thread was
+ * preempted, and what stop still owes is skipped (Stop's periods_skipped), as Linux's
+ * hrtimer skips the periods it overran. Callchains hold user addresses only and end at the first other value.
  *
  * Targets: a thread of this process (its thread CPU-time clock) or this process (the
  * process CPU-time clock, signals delivered to target.thread). An event on a task uses
