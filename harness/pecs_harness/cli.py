@@ -262,9 +262,14 @@ def cmd_stress(args):
     if args.junit:
         stress.write_junit(outcomes, args.runs, args.junit)
     changed = sum(len(o.changed) for o in outcomes)
+    gate = [o.label for o in outcomes if o.gate_failures]
+    broke = [o.label for o in outcomes if o.broken]
     print("stress: %d implementation(s), %d run(s) each, %d busy loop(s): %d case(s) changed "
-          "verdict: %s" % (len(outcomes), args.runs, load, changed,
-                           "PASS" if all(o.ok for o in outcomes) else "FAIL"))
+          "verdict%s%s: %s" % (
+              len(outcomes), args.runs, load, changed,
+              "; a run failed the gate: " + ", ".join(gate) if gate else "",
+              "; a run broke: " + ", ".join(broke) if broke else "",
+              "PASS" if all(o.ok for o in outcomes) else "FAIL"))
     if any(o.broken for o in outcomes):
         return 2
     return 0 if all(o.ok for o in outcomes) else 1

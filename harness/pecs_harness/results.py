@@ -100,6 +100,7 @@ class Run:
             self.stale = ["%s:%d: '%s' matches no case in this suite" % (
                 self.data["expectations"], s["line"], s["pattern"])
                 for s in self.data.get("stale", [])]
+            self.expectation_errors = list(self.data.get("expectation_errors", []))
         else:
             lines, self.expectation_errors = [], []
             if expectations_path:

@@ -147,3 +147,31 @@ def test_a_bad_line_fails_the_gate_but_the_run_and_its_results_stay(tmp_path, ca
     assert any("%s:%d: unknown condition 'rooted'" % (exp, n + 2) in p for p in impl["problems"])
     assert (out / "syscall.json").is_file() and (out / "report.html").is_file()
     assert "verdict: FAIL" in text
+
+
+def test_the_c_runner_also_runs_with_a_bad_line_and_the_import_keeps_the_error(tmp_path, capsys):
+    from pecs_harness import cli
+    runner = testing.toy_runner(str(tmp_path))
+    exp = tmp_path / "toy.txt"
+    original = open(testing.TOY_EXPECTATIONS).read()
+    first = next(l for l in original.splitlines() if l.strip() and not l.startswith("#"))
+    exp.write_text(original + first + "\n")
+    out = tmp_path / "r.json"
+    p = subprocess.run([runner, "--isolate", "--quiet", "--expectations", str(exp), "--json",
+                        str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    assert p.returncode == 1, p.stderr
+    n = len(original.splitlines()) + 1
+    assert "%s:%d: duplicate of %s:" % (exp, n, exp) in p.stderr
+    data = json.loads(out.read_text())
+    assert len(data["results"]) == 7 and data["ok"] is False
+    assert data["counts"]["xfail"] == 3 and data["counts"]["failed"] == 0
+    assert len(data["expectation_errors"]) == 1
+    # Imported where the file is gone: the runner's own gating, bad line included, stands.
+    exp.unlink()
+    rc = cli.main(["report", "--out", str(tmp_path / "rep"), "import:toy=%s" % out])
+    capsys.readouterr()
+    assert rc == 1
+    with open(str(tmp_path / "rep" / "summary.json")) as f:
+        impl = json.load(f)["implementations"][0]
+    assert any("duplicate of" in p for p in impl["problems"]), impl["problems"]

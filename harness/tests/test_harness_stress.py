@@ -99,7 +99,8 @@ def test_a_verdict_that_changes_fails_with_the_case_counts_and_a_message(tmp_pat
     assert "changed: Required.Fake.Case.Flips: PASS x2, FAIL x1" in text
     assert "run 2 said FAIL" in text
     assert "Required.Fake.Case.Steady" not in text
-    assert text.rstrip().endswith("1 case(s) changed verdict: FAIL")
+    assert text.rstrip().endswith(
+        "1 case(s) changed verdict; a run failed the gate: fake: FAIL")
     # The tally ./pecs test closes with: the flip is a failure, the steady skip a skip.
     tests = {(tc.get("classname"), tc.get("name")): tc
              for tc in ET.parse(str(tmp_path / "stress.xml")).getroot().iter("testcase")}
