@@ -42,13 +42,12 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 	read_facts(impl, &s->facts);
 	int rc = pecs_expect_load(&s->expect, expectations_path, &s->facts, msg, sizeof(msg));
 	/* Bad lines cost the gate, not the run: the cases still run and their results are
-	 * written, gated by the good lines (pecs_session_finish reports the bad ones). */
+	 * written, gated by the good lines; pecs_session_finish reports the bad ones beside
+	 * the verdict they cause. */
 	if (rc < 0 && !s->expect.nerrors) {
 		fprintf(stderr, "pecs: %s\n", msg);
 		return rc;
 	}
-	for (size_t i = 0; i < s->expect.nerrors; i++)
-		fprintf(stderr, "pecs: %s\n", s->expect.errors[i]);
 	s->shard_total = env_int("TEST_TOTAL_SHARDS", 1);
 	s->shard_index = env_int("TEST_SHARD_INDEX", 0);
 	if (s->shard_total < 1 || s->shard_index < 0 || s->shard_index >= s->shard_total) {

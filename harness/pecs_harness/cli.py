@@ -97,7 +97,7 @@ def build_parser():
                     help="suite runs per implementation (default: %(default)s)")
     st.add_argument("--load", type=int, default=None, metavar="N",
                     help="busy loops running meanwhile (default: one per core, %d here)" %
-                         (os.cpu_count() or 1))
+                         _cores())
     st.add_argument("--load-limit", type=int, default=7200, metavar="SECONDS",
                     help="a busy loop ends by itself after this long (default: %(default)s)")
     st.add_argument("--filter", help="case-id globs, as the runners take them")
@@ -230,6 +230,15 @@ def cmd_run(args):
     return _finish(args, runs, all_ids, progress)
 
 
+def _cores():
+    """The cores this process may run on: a container or taskset may allow fewer than the
+    machine has, and loading cores we cannot use would only slow the loops down."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def cmd_stress(args):
     from . import stress
     progress = execute.Progress(quiet=args.quiet, every=30.0)
@@ -239,7 +248,7 @@ def cmd_stress(args):
     chosen = _choose(args, progress)
     if chosen is None:
         return 2
-    load = args.load if args.load is not None else (os.cpu_count() or 1)
+    load = args.load if args.load is not None else _cores()
     outcomes, taken = [], set()
     say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
     with stress.Loader(load, args.load_limit) as loader:

@@ -91,7 +91,7 @@ def parse_all(text, path):
         if key in first:
             errors.append("%s: duplicate of %s:%d ('%s'%s): delete one of the two lines" % (
                 where, path, first[key], spec,
-                " [%s]" % ", ".join(conditions) if conditions else ""))
+                " [%s]" % ", ".join(sorted(set(conditions))) if conditions else ""))
             continue
         first[key] = lineno
         lines.append(Line(path, lineno, spec, conditions, reason))
