@@ -23,6 +23,7 @@ examples:
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
   python3 -m pecs_harness capture                   # record this kernel's answers
   python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
+  python3 -m pecs_harness stress --impl ref --runs 10   # verdicts steady with every core busy
 
 exit status: 0 when every implementation passes its gate, 1 when one does not,
 2 for usage or setup errors.
