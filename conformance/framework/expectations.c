@@ -5,7 +5,9 @@
  *
  * Conditions, in brackets after the pattern and separated by commas: privileged,
  * unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N. A line whose conditions do
- * not hold is inactive on this host but must still name existing cases.
+ * not hold is inactive on this host but must still name existing cases. Two lines with the
+ * same pattern and conditions are a mistake (harness/pecs_harness/expectations.py applies
+ * the same rules).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -65,9 +67,35 @@ static int pattern_known(const char *pattern)
 	return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The conditions as one canonical string, so "[a, b]" and "[b,a]" compare equal. */
+static char *canonical_conds(char **conds, size_t n)
+{
+	qsort(conds, n, sizeof(*conds), cmp_str);
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(conds[i]) + 2;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(out, ", ");
+		strcat(out, conds[i]);
+	}
+	return out;
+}
+
 static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const char *path,
 		      const struct pecs_host_facts *facts, char *err, size_t errlen)
 {
+	char *conds[32];
+	size_t nconds = 0;
 	char *hash = strchr(text, '#');
 	if (!hash) {
 		snprintf(err, errlen, "%s:%d: every line needs a reason: append '# why it fails'",
@@ -103,6 +131,12 @@ static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const 
 				return -EINVAL;
 			}
 			l->active = l->active && v;
+			if (nconds == sizeof(conds) / sizeof(conds[0])) {
+				snprintf(err, errlen, "%s:%d: more than %zu conditions", path,
+					 lineno, nconds);
+				return -EINVAL;
+			}
+			conds[nconds++] = trim(c);
 		}
 		spec = trim(spec);
 	}
@@ -113,9 +147,47 @@ static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const 
 	}
 	l->pattern = strdup(spec);
 	l->reason = strdup(reason);
+	l->conds = canonical_conds(conds, nconds);
 	l->lineno = lineno;
 	l->known = pattern_known(spec);
-	return l->pattern && l->reason ? 0 : -ENOMEM;
+	return l->pattern && l->reason && l->conds ? 0 : -ENOMEM;
+}
+
+static void free_line(struct pecs_expect_line *l)
+{
+	free(l->pattern);
+	free(l->reason);
+	free(l->conds);
+}
+
+/* Only the first of two equal lines could ever match, so the second's reason would be
+ * ignored without a word: refuse it, naming both. */
+static int check_duplicate(const struct pecs_expectations *e, const struct pecs_expect_line *l,
+			   char *err, size_t errlen)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		const struct pecs_expect_line *o = &e->lines[i];
+		if (strcmp(o->pattern, l->pattern) || strcmp(o->conds, l->conds))
+			continue;
+		snprintf(err, errlen, "%s:%d: duplicate of %s:%d ('%s'%s%s%s): delete one of the "
+			 "two lines", e->path, l->lineno, e->path, o->lineno, l->pattern,
+			 *l->conds ? " [" : "", l->conds, *l->conds ? "]" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_error(struct pecs_expectations *e, const char *msg)
+{
+	char **grown = realloc(e->errors, (e->nerrors + 1) * sizeof(*e->errors));
+	if (!grown)
+		return -ENOMEM;
+	e->errors = grown;
+	e->errors[e->nerrors] = strdup(msg);
+	if (!e->errors[e->nerrors])
+		return -ENOMEM;
+	e->nerrors++;
+	return 0;
 }
 
 int pecs_expect_load(struct pecs_expectations *e, const char *path,
@@ -133,6 +205,8 @@ int pecs_expect_load(struct pecs_expectations *e, const char *path,
 	char *buf = NULL;
 	size_t cap = 0;
 	int lineno = 0, rc = 0;
+	/* A bad line is recorded and left out, and the rest still load: the run then gates its
+	 * cases with every good line and fails only for the bad ones. */
 	while (getline(&buf, &cap, f) >= 0) {
 		lineno++;
 		char *s = trim(buf);
@@ -145,23 +219,39 @@ int pecs_expect_load(struct pecs_expectations *e, const char *path,
 			break;
 		}
 		e->lines = grown;
-		memset(&e->lines[e->count], 0, sizeof(e->lines[0]));
-		rc = parse_line(&e->lines[e->count], s, lineno, path, facts, err, errlen);
+		struct pecs_expect_line *l = &e->lines[e->count];
+		memset(l, 0, sizeof(*l));
+		char msg[512];
+		rc = parse_line(l, s, lineno, path, facts, msg, sizeof(msg));
+		if (rc == 0)
+			rc = check_duplicate(e, l, msg, sizeof(msg));
+		if (rc == 0) {
+			e->count++;
+			continue;
+		}
+		free_line(l);
+		if (rc != -EINVAL)
+			break;
+		if (e->nerrors == 0)
+			snprintf(err, errlen, "%s", msg);
+		rc = add_error(e, msg);
 		if (rc < 0)
 			break;
-		e->count++;
 	}
 	free(buf);
 	fclose(f);
+	if (rc == 0 && e->nerrors)
+		rc = -EINVAL;
 	return rc;
 }
 
 void pecs_expect_free(struct pecs_expectations *e)
 {
-	for (size_t i = 0; i < e->count; i++) {
-		free(e->lines[i].pattern);
-		free(e->lines[i].reason);
-	}
+	for (size_t i = 0; i < e->count; i++)
+		free_line(&e->lines[i]);
+	for (size_t i = 0; i < e->nerrors; i++)
+		free(e->errors[i]);
+	free(e->errors);
 	free(e->lines);
 	free(e->path);
 	memset(e, 0, sizeof(*e));

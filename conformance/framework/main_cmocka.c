@@ -48,6 +48,15 @@ static void no_stale_lines(void **state)
 		fail_msg("%zu line(s) of %s match no case", stale, session.expect.path);
 }
 
+static void valid_file(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < session.expect.nerrors; i++)
+		print_message("%s\n", session.expect.errors[i]);
+	if (session.expect.nerrors)
+		fail_msg("%zu bad line(s) in %s", session.expect.nerrors, session.expect.path);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -70,7 +79,7 @@ int main(int argc, char **argv)
 		return 2;
 	size_t n = session.nselected;
 	results = calloc(n + 1, sizeof(*results));
-	struct CMUnitTest *tests = calloc(n + 1, sizeof(*tests));
+	struct CMUnitTest *tests = calloc(n + 2, sizeof(*tests));
 	if (!results || !tests)
 		return 2;
 	for (size_t i = 0; i < n; i++) {
@@ -82,6 +91,11 @@ int main(int argc, char **argv)
 	if (session.shard_index == 0 && session.expect.count) {
 		tests[ntests].name = "Expectations.NoStaleLines";
 		tests[ntests].test_func = no_stale_lines;
+		ntests++;
+	}
+	if (session.expect.nerrors) {
+		tests[ntests].name = "Expectations.FileIsValid";
+		tests[ntests].test_func = valid_file;
 		ntests++;
 	}
 	/* Our own JUnit writer fills XML_OUTPUT_FILE; cmocka reports on the console. */

@@ -107,6 +107,11 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		fputc('}', f);
 		first = 0;
 	}
+	fprintf(f, "],\n  \"expectation_errors\": [");
+	for (size_t i = 0; rep->expectations && i < rep->expectations->nerrors; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, rep->expectations->errors[i]);
+	}
 	const struct pecs_counts *c = rep->counts;
 	fprintf(f, "],\n  \"counts\": {\"passed\": %zu, \"failed\": %zu, \"xfail\": %zu, "
 		   "\"xpass\": %zu, \"unsupported\": %zu, \"env_skipped\": %zu, \"broken\": %zu, "

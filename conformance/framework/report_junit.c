@@ -29,10 +29,11 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 	if (!f)
 		return -errno;
 	const struct pecs_counts *c = rep->counts;
-	size_t failures = c->n[PECS_FAIL] + c->n[PECS_XPASS] + (c->stale ? 1 : 0);
+	size_t failures = c->n[PECS_FAIL] + c->n[PECS_XPASS] + (c->stale ? 1 : 0) +
+			  (c->bad_lines ? 1 : 0);
 	size_t errors = c->n[PECS_BROKEN] + c->n[PECS_CRASH];
 	size_t skipped = c->n[PECS_UNSUPPORTED] + c->n[PECS_ENV_SKIP];
-	size_t tests = rep->count + (c->stale ? 1 : 0);
+	size_t tests = rep->count + (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0);
 	double total = 0;
 	for (size_t i = 0; i < rep->count; i++)
 		total += rep->results[i].ms;
@@ -80,6 +81,16 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 			   "of ", c->stale);
 		xml_text(f, rep->expectations->path);
 		fprintf(f, " match no case\"/></testcase>\n");
+	}
+	if (c->bad_lines) {
+		fprintf(f, "    <testcase classname=\"pecs.");
+		xml_text(f, rep->impl->name);
+		fprintf(f, "\" name=\"Expectations.FileIsValid\"><failure message=\"");
+		for (size_t i = 0; i < rep->expectations->nerrors; i++) {
+			fputs(i ? "; " : "", f);
+			xml_text(f, rep->expectations->errors[i]);
+		}
+		fprintf(f, "\"/></testcase>\n");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	return fclose(f) == 0 ? 0 : -errno;

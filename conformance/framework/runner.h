@@ -62,6 +62,7 @@ void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *f
 struct pecs_expect_line {
 	char *pattern; /* case id or glob */
 	char *reason;
+	char *conds;   /* its conditions, sorted and comma-joined: duplicates compare it */
 	int lineno;
 	int active;    /* its conditions hold on this host */
 	int known;     /* the pattern matches at least one registered case */
@@ -71,10 +72,15 @@ struct pecs_expectations {
 	char *path;
 	struct pecs_expect_line *lines;
 	size_t count;
+	char **errors; /* "file:line: why", one per bad line; those lines are left out */
+	size_t nerrors;
 };
 
 /* Loads path (NULL or "" gives an empty file). Conditions are evaluated against facts.
- * Returns 0, or -EINVAL with "file:line: why" in err. */
+ * Returns 0; -EINVAL with the first "file:line: why" in err when a line is bad, having kept
+ * the good lines and every message in e->errors (the run goes on, its gate fails); or
+ * -errno when the file cannot be read. A line repeating an earlier one's pattern and
+ * conditions is bad, and its message names both lines. */
 int pecs_expect_load(struct pecs_expectations *e, const char *path,
 		     const struct pecs_host_facts *facts, char *err, size_t errlen);
 void pecs_expect_free(struct pecs_expectations *e);
@@ -97,10 +103,12 @@ int pecs_filter_match(const char *filter, const char *id);
 struct pecs_counts {
 	size_t n[PECS_STATUS_COUNT];
 	size_t stale;
+	size_t bad_lines; /* of the expectations file */
 };
 
 void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r);
-/* A run passes when nothing is FAIL, XPASS, BROKEN or CRASH and no line is stale. */
+/* A run passes when nothing is FAIL, XPASS, BROKEN or CRASH and no expectations line is
+ * stale or bad. */
 int pecs_counts_ok(const struct pecs_counts *c);
 /* "N passed, N failed, N xfail, N xpass, N unsupported, N env-skipped, N broken, N crashed" */
 void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len);

@@ -41,7 +41,10 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 	s->impl = impl;
 	read_facts(impl, &s->facts);
 	int rc = pecs_expect_load(&s->expect, expectations_path, &s->facts, msg, sizeof(msg));
-	if (rc < 0) {
+	/* Bad lines cost the gate, not the run: the cases still run and their results are
+	 * written, gated by the good lines; pecs_session_finish reports the bad ones beside
+	 * the verdict they cause. */
+	if (rc < 0 && !s->expect.nerrors) {
 		fprintf(stderr, "pecs: %s\n", msg);
 		return rc;
 	}
@@ -96,6 +99,8 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 	/* Stale lines are a property of the file, so one shard reports them. */
 	if (s->shard_index == 0)
 		counts.stale = pecs_expect_stale(&s->expect, stderr);
+	/* Every shard fails for them: each shard's gate applied the file without those lines. */
+	counts.bad_lines = s->expect.nerrors;
 	struct pecs_report rep = {
 		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,
 		.results = results, .count = n, .counts = &counts,
@@ -120,6 +125,8 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		if (results[i].status == PECS_XPASS)
 			fprintf(stderr, "pecs: XPASS %s: %s\n", results[i].c->id, results[i].message);
 	}
+	for (size_t i = 0; i < s->expect.nerrors; i++)
+		fprintf(stderr, "pecs: %s\n", s->expect.errors[i]);
 	char line[256];
 	pecs_counts_line(&counts, line, sizeof(line));
 	printf("pecs %s: %s\n", s->impl->name, line);

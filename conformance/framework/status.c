@@ -36,7 +36,7 @@ void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r)
 int pecs_counts_ok(const struct pecs_counts *c)
 {
 	return c->n[PECS_FAIL] == 0 && c->n[PECS_XPASS] == 0 && c->n[PECS_BROKEN] == 0 &&
-	       c->n[PECS_CRASH] == 0 && c->stale == 0;
+	       c->n[PECS_CRASH] == 0 && c->stale == 0 && c->bad_lines == 0;
 }
 
 void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len)
@@ -50,5 +50,10 @@ void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len)
 		size_t used = strlen(buf);
 		snprintf(buf + used, len - used, ", %zu stale expectation line%s", c->stale,
 			 c->stale == 1 ? "" : "s");
+	}
+	if (c->bad_lines) {
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, ", %zu bad expectation line%s", c->bad_lines,
+			 c->bad_lines == 1 ? "" : "s");
 	}
 }

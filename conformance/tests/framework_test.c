@@ -144,6 +144,98 @@ static void test_expectations_errors(void **s)
 	}
 }
 
+static void test_expectations_duplicates(void **s)
+{
+	(void)s;
+	char err[512] = "";
+	struct pecs_expectations e;
+	char *p = write_file("Test.Fail # known bug\n"
+			     "Test.Sub.A [privileged] # root only\n"
+			     "Test.Sub.A [unprivileged] # and without root: not a duplicate\n"
+			     "\n"
+			     "Test.Fail # said twice\n"
+			     "Test.Sub.A [unprivileged ,privileged] # mixed\n"
+			     "Test.Sub.A [privileged, unprivileged] # the same conditions again\n");
+	char want[512];
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:5: duplicate of %s:1 ('Test.Fail'): delete one of the "
+		 "two lines", p, p);
+	assert_string_equal(err, want);
+	assert_int_equal(e.nerrors, 2);
+	assert_string_equal(e.errors[0], want);
+	snprintf(want, sizeof(want), "%s:7: duplicate of %s:6 ('Test.Sub.A' [privileged, "
+		 "unprivileged]): delete one of the two lines", p, p);
+	assert_string_equal(e.errors[1], want);
+	/* The first of the two lines is the one kept and applied. */
+	assert_int_equal(e.count, 4);
+	struct pecs_result r = run("Test.Fail");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_XFAIL);
+	assert_int_equal(r.expect_line, 1);
+	pecs_expect_free(&e);
+	unlink(p);
+}
+
+/* A bad line is reported and left out; every other line still loads and gates. */
+static void test_expectations_bad_line_keeps_the_rest(void **s)
+{
+	(void)s;
+	char err[512] = "";
+	struct pecs_expectations e;
+	char *p = write_file("Test.Pass [rooted] # unknown condition\n"
+			     "Test.Fail # known bug\n"
+			     "Test.Crash\n");
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":1: unknown condition 'rooted'"));
+	assert_int_equal(e.nerrors, 2);
+	assert_non_null(strstr(e.errors[1], ":3: every line needs a reason"));
+	assert_int_equal(e.count, 1);
+	struct pecs_result r = run("Test.Fail");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_XFAIL);
+	/* Test.Pass's line was the bad one, so it is not XPASS: it was never applied. */
+	r = run("Test.Pass");
+	pecs_expect_apply(&e, &r);
+	assert_int_equal(r.status, PECS_PASS);
+	pecs_expect_free(&e);
+	unlink(p);
+
+	/* The session runs anyway, writes its results, and its gate fails. */
+	p = write_file("Test.Fail # known bug\nTest.Fail # again\n");
+	struct pecs_session ss;
+	assert_int_equal(pecs_session_init(&ss, &fake, p, "Test.Fail,Test.Sub.A"), 0);
+	assert_int_equal(ss.nselected, 2);
+	struct pecs_result res[2];
+	for (size_t i = 0; i < 2; i++) {
+		pecs_run_case(&fake, &ss.facts, ss.selected[i], NULL, &res[i]);
+		pecs_expect_apply(&ss.expect, &res[i]);
+	}
+	char json[] = "/tmp/pecs-json-XXXXXX";
+	int fd = mkstemp(json);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pecs_session_finish(&ss, res, 2, json, NULL), 1);
+	FILE *f = fopen(json, "r");
+	assert_non_null(f);
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	assert_non_null(strstr(text, "\"id\": \"Test.Fail\", \"status\": \"XFAIL\""));
+	assert_non_null(strstr(text, "\"expectation_errors\": [\""));
+	assert_non_null(strstr(text, ":2: duplicate of "));
+	assert_non_null(strstr(text, "\"ok\": false"));
+	pecs_session_free(&ss);
+	unlink(json);
+	unlink(p);
+
+	struct pecs_counts c = {0};
+	c.n[PECS_PASS] = 1;
+	assert_true(pecs_counts_ok(&c));
+	c.bad_lines = 1;
+	assert_false(pecs_counts_ok(&c));
+}
+
 static void test_filter(void **s)
 {
 	(void)s;
@@ -267,6 +359,8 @@ int main(void)
 		cmocka_unit_test(test_statuses),
 		cmocka_unit_test(test_expectations_gate),
 		cmocka_unit_test(test_expectations_errors),
+		cmocka_unit_test(test_expectations_duplicates),
+		cmocka_unit_test(test_expectations_bad_line_keeps_the_rest),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_shards_partition),
 		cmocka_unit_test(test_impl_check),

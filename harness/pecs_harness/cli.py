@@ -1,14 +1,15 @@
 """The pecs driver's command line."""
 import argparse
+import copy
 import glob
 import json
 import os
 import sys
 
 from . import behaviours as behaviours_mod
+from . import expectations as expect_mod
 from . import execute, impls, model, report_html, report_md
 from . import results as results_mod
-from .expectations import ExpectationsError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_IMPLS = ["ref", "syscall", "syscall-unprivileged", "starnix_snapshot"]
@@ -22,6 +23,7 @@ examples:
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
   python3 -m pecs_harness capture                   # record this kernel's answers
   python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
+  python3 -m pecs_harness stress --impl ref --runs 10   # verdicts steady with every core busy
 
 exit status: 0 when every implementation passes its gate, 1 when one does not,
 2 for usage or setup errors.
@@ -49,6 +51,19 @@ def _common(p):
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+STRESS_EPILOG = """examples:
+  python3 -m pecs_harness stress --impl ref --runs 10          # 10 runs, every core busy
+  python3 -m pecs_harness stress --impl syscall --load 4 --filter 'Required.Read.*'
+
+A case passes the stress when it gives the same verdict (its status after the expectations
+file) in every run and every run passes its gate.
+
+exit status: 0 when every case kept its verdict and every run passed its gate; 1 when a
+case changed verdict or a run failed its gate; 2 when a run broke (no results) or for
+usage and setup errors.
+"""
+
+
 def build_parser():
     ap = argparse.ArgumentParser(
         prog="pecs_harness", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -69,6 +84,33 @@ def build_parser():
     run.add_argument("--bin", help="where the built runners are (default: ROOT/bazel-bin)")
     run.add_argument("--runner", action="append", metavar="NAME=PATH",
                      help="use this runner binary for ref, syscall, plugin or pipe")
+    st = sub.add_parser("stress", help="run the suite K times per implementation with every "
+                                       "core loaded; report each case whose verdict changed",
+                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=STRESS_EPILOG)
+    st.add_argument("--out", default=os.path.join("out", "stress"),
+                    help="where each run's results go: OUT/LABEL/run-N/ (default: %(default)s)")
+    st.add_argument("--root", default=ROOT, help="the pecs checkout (default: %(default)s)")
+    st.add_argument("--expectations", action="append", metavar="LABEL=FILE",
+                    help="expectations file for an implementation (as for run)")
+    st.add_argument("--impl", action="append", metavar="SPEC",
+                    help="implementation to stress (default: %s)" % ", ".join(DEFAULT_IMPLS))
+    st.add_argument("--runs", type=int, default=10, metavar="K",
+                    help="suite runs per implementation (default: %(default)s)")
+    st.add_argument("--load", type=int, default=None, metavar="N",
+                    help="busy loops running meanwhile (default: one per core, %d here)" %
+                         _cores())
+    st.add_argument("--load-limit", type=int, default=7200, metavar="SECONDS",
+                    help="a busy loop ends by itself after this long (default: %(default)s)")
+    st.add_argument("--filter", help="case-id globs, as the runners take them")
+    st.add_argument("--timeout", type=int, default=60, help="per-case limit in seconds")
+    st.add_argument("--run-timeout", type=int, default=1800,
+                    help="limit for one run of the suite in seconds")
+    st.add_argument("--bin", help="where the built runners are (default: ROOT/bazel-bin)")
+    st.add_argument("--runner", action="append", metavar="NAME=PATH",
+                    help="use this runner binary for ref, syscall, plugin or pipe")
+    st.add_argument("--junit", metavar="FILE",
+                    help="also write JUnit XML: one test per implementation and case")
+    st.add_argument("--quiet", action="store_true", help="no progress lines")
     rep = sub.add_parser("report", help="write the report from results files already there")
     _common(rep)
     rep.add_argument("inputs", nargs="*", metavar="DIR|[LABEL=]FILE|import:SPEC",
@@ -127,9 +169,10 @@ def _unique(label, taken):
     return label
 
 
-def cmd_run(args):
+def _choose(args, progress):
+    """The implementations named by --impl (or the defaults); None after a message when one
+    named cannot be run."""
     loc = impls.Locator(args.root, args.bin, _pairs(args.runner, "--runner"))
-    progress = execute.Progress(quiet=args.quiet)
     chosen = []
     explicit = bool(args.impl)
     for spec in args.impl or DEFAULT_IMPLS:
@@ -142,10 +185,36 @@ def cmd_run(args):
         except impls.SpecError as e:
             if explicit:
                 print("pecs_harness: %s" % e, file=sys.stderr)
-                return 2
+                return None
             progress.say("pecs: skipping %s: %s" % (spec, e))
     if not chosen:
         print("pecs_harness: nothing to run", file=sys.stderr)
+        return None
+    return chosen
+
+
+def _run_one(args, impl, out, progress):
+    """Runs impl into out and returns its gated results.Run and every case id it holds."""
+    to_run = impl
+    if impl.expectations and expect_mod.load_all(impl.expectations)[1]:
+        # A runner stops at a bad line before running anything (older ones), so it gets no
+        # file: the gate below applies the good lines and fails with the bad ones.
+        to_run = copy.copy(impl)
+        to_run.expectations = None
+    data, error, ids = execute.run(to_run, out, progress, args.filter, args.timeout,
+                                   args.run_timeout)
+    run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
+    run.want_expectations = impl.expectations
+    # The runner's own --list is the whole suite it holds: gate now, so the line with
+    # its counts appears as each implementation finishes.
+    _gate(run, set(ids) | set(r["id"] for r in run.results), progress)
+    return run, ids
+
+
+def cmd_run(args):
+    progress = execute.Progress(quiet=args.quiet)
+    chosen = _choose(args, progress)
+    if chosen is None:
         return 2
     os.makedirs(args.out, exist_ok=True)
     runs, all_ids, taken = [], set(), set()
@@ -156,16 +225,64 @@ def cmd_run(args):
             continue
         impl.label = _unique(impl.label, taken)
         impl.expectations = _expectations_for(args, impl.label)
-        data, error, ids = execute.run(impl, args.out, progress, args.filter, args.timeout,
-                                       args.run_timeout)
+        run, ids = _run_one(args, impl, args.out, progress)
         all_ids.update(ids)
-        run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
-        run.want_expectations = impl.expectations
-        # The runner's own --list is the whole suite it holds: gate now, so the line with
-        # its counts appears as each implementation finishes.
-        _gate(run, set(ids) | set(r["id"] for r in run.results), progress)
         runs.append(run)
     return _finish(args, runs, all_ids, progress)
+
+
+def _cores():
+    """The cores this process may run on: a container or taskset may allow fewer than the
+    machine has, and loading cores we cannot use would only slow the loops down."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cmd_stress(args):
+    from . import stress
+    progress = execute.Progress(quiet=args.quiet, every=30.0)
+    if args.runs < 1:
+        print("pecs_harness: --runs wants at least 1", file=sys.stderr)
+        return 2
+    chosen = _choose(args, progress)
+    if chosen is None:
+        return 2
+    load = args.load if args.load is not None else _cores()
+    outcomes, taken = [], set()
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
+    with stress.Loader(load, args.load_limit) as loader:
+        print("stress: %d run(s) each of %s, %d busy loop(s) (pids %s)" % (
+            args.runs, ", ".join(i.label for i in chosen), load,
+            " ".join(map(str, loader.pids())) or "none"), flush=True)
+        for impl in chosen:
+            impl.label = _unique(impl.label, taken)
+            impl.expectations = _expectations_for(args, impl.label)
+
+            def run_one(n, impl=impl):
+                out = os.path.join(args.out, impl.label, "run-%d" % n)
+                os.makedirs(out, exist_ok=True)
+                return _run_one(args, impl, out, progress)[0]
+
+            outcome = stress.stress(run_one, impl.label, args.runs, say)
+            for line in stress.describe(outcome, args.runs, load):
+                print(line, flush=True)
+            outcomes.append(outcome)
+    if args.junit:
+        stress.write_junit(outcomes, args.runs, args.junit)
+    changed = sum(len(o.changed) for o in outcomes)
+    gate = [o.label for o in outcomes if o.gate_failures]
+    broke = [o.label for o in outcomes if o.broken]
+    print("stress: %d implementation(s), %d run(s) each, %d busy loop(s): %d case(s) changed "
+          "verdict%s%s: %s" % (
+              len(outcomes), args.runs, load, changed,
+              "; a run failed the gate: " + ", ".join(gate) if gate else "",
+              "; a run broke: " + ", ".join(broke) if broke else "",
+              "PASS" if all(o.ok for o in outcomes) else "FAIL"))
+    if any(o.broken for o in outcomes):
+        return 2
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 def _import_run(args, impl, taken):
@@ -228,11 +345,7 @@ def _finish(args, runs, all_ids, progress):
 
 
 def _gate(run, all_ids, progress):
-    try:
-        run.gate(run.want_expectations, all_ids)
-    except ExpectationsError as e:
-        run.error = str(e)
-        run.gate(None, all_ids)
+    run.gate(run.want_expectations, all_ids)
     run.gated = True
     progress.say("  %s: %s: %s" % (run.label, _counts_line(run.counts),
                                    "ok" if run.ok else "FAIL"))
@@ -328,6 +441,8 @@ def main(argv=None):
         return cmd_run(args)
     if args.command == "report":
         return cmd_report(args)
+    if args.command == "stress":
+        return cmd_stress(args)
     if args.command == "capture":
         return cmd_capture(args)
     if args.command == "crosscheck":

@@ -18,15 +18,66 @@ def vector_files(root, files):
     return sorted(glob.glob(os.path.join(root, "vectors", "captured", "*.json")))
 
 
-def check(tool, paths, out=sys.stdout):
-    """Returns (agreed, differences, skipped) and prints a line per difference."""
+class BadFile(Exception):
+    """A vectors file that cannot be replayed; the message names it and says why."""
+
+
+def load(path):
+    """The capture document at path, checked far enough that replaying it cannot trip over
+    its shape; BadFile otherwise. A file without a single vector is bad too: replaying it
+    would report "0 agree", which reads like a pass."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BadFile("%s: cannot read: %s" % (path, e.strerror))
+    except UnicodeDecodeError as e:
+        raise BadFile("%s: not UTF-8 text (%s)" % (path, e.reason))
+    if not text.strip():
+        raise BadFile("%s: empty file, not a %s vectors file" % (path, cap.AREA))
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise BadFile("%s: not JSON, truncated? (%s)" % (path, e))
+    if not isinstance(doc, dict) or doc.get("area") != cap.AREA:
+        raise BadFile("%s: not a %s vectors file (area %s)" % (
+            path, cap.AREA, json.dumps(doc.get("area")) if isinstance(doc, dict) else "missing"))
+    groups = doc.get("testGroups")
+    if not isinstance(groups, list):
+        raise BadFile("%s: no testGroups list" % path)
+    total = 0
+    for n, group in enumerate(groups):
+        try:
+            ok = (isinstance(group["privileged"], bool) and isinstance(group["tests"], list) and
+                  isinstance(group["kernel"]["release"], str) and
+                  all(isinstance(t["tcId"], int) and isinstance(t["probe"], str) and
+                      isinstance(t["expected"], dict) for t in group["tests"]))
+        except (KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise BadFile("%s: testGroups[%d] lacks privileged, kernel.release or a test's "
+                          "tcId, probe or expected" % (path, n))
+        total += len(group["tests"])
+    if total == 0:
+        raise BadFile("%s: holds no vectors" % path)
+    return doc
+
+
+def check(tool, paths, out=None, bad=None):
+    """Returns (agreed, differences, skipped) and prints a line per difference. A file that
+    cannot be replayed is added to bad (a list of messages) when given, and the others are
+    still checked; without bad, the first such file raises BadFile."""
+    out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     is_root = os.geteuid() == 0
     here = cap.uname(tool)
     agreed, differences, skipped = 0, [], []
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        if doc.get("area") != cap.AREA:
+        try:
+            doc = load(path)
+        except BadFile as e:
+            if bad is None:
+                raise
+            bad.append(str(e))
             continue
         for group in doc["testGroups"]:
             if group["privileged"] and not is_root:
@@ -65,13 +116,19 @@ def main(args):
     if not paths:
         print("pecs_harness: no captured vectors (vectors/captured/*.json)", file=sys.stderr)
         return 2
+    bad = []
     try:
-        agreed, differences, skipped = check(tool, paths)
+        agreed, differences, skipped = check(tool, paths, bad=bad)
     except cap.CaptureError as e:
         print("pecs_harness: %s" % e, file=sys.stderr)
         return 2
     for s in skipped:
         print("skipped: " + s)
-    print("crosscheck: %d captured vector(s) agree with this kernel, %d differ%s" % (
-        agreed, len(differences), ", %d group(s) skipped" % len(skipped) if skipped else ""))
+    for b in bad:
+        print("pecs_harness: crosscheck: %s" % b, file=sys.stderr)
+    print("crosscheck: %d captured vector(s) agree with this kernel, %d differ%s%s" % (
+        agreed, len(differences), ", %d group(s) skipped" % len(skipped) if skipped else "",
+        ", %d file(s) unreadable" % len(bad) if bad else ""))
+    if bad:
+        return 2
     return 1 if differences else 0

@@ -44,44 +44,86 @@ def _check_condition(cond, where):
     raise ExpectationsError("%s: unknown condition '%s' (known: %s)" % (where, cond, _KNOWN))
 
 
-def parse(text, path):
-    lines = []
+def _parse_line(s, where):
+    """One non-comment line as a Line, or ExpectationsError."""
+    spec, hash_, reason = s.partition("#")
+    if not hash_:
+        raise ExpectationsError("%s: every line needs a reason: append '# why it fails'" % where)
+    reason = reason.strip()
+    if not reason:
+        raise ExpectationsError("%s: the reason after '#' is empty: say why it fails" % where)
+    spec = spec.strip()
+    conditions = []
+    if "[" in spec:
+        pattern, _, rest = spec.partition("[")
+        inner, close, tail = rest.partition("]")
+        if not close or tail.strip():
+            raise ExpectationsError(
+                "%s: conditions go in one [..] after the case id, e.g. "
+                "'Required.X [unprivileged] # reason'" % where)
+        conditions = [c.strip() for c in inner.split(",") if c.strip()]
+        for c in conditions:
+            _check_condition(c, where)
+        spec = pattern.strip()
+    if not spec or any(ch.isspace() for ch in spec):
+        raise ExpectationsError("%s: expected one case id or glob before the conditions" % where)
+    return spec, conditions, reason
+
+
+def parse_all(text, path):
+    """(lines, errors): every usable line, and one message per bad line, so a file with a
+    mistake still gates the cases its other lines name while the gate reports the mistake.
+
+    Two lines with the same pattern and the same conditions are a duplicate: only the first
+    could ever match, so the second's reason would be silently ignored."""
+    lines, errors, first = [], [], {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s or s.startswith("#"):
             continue
         where = "%s:%d" % (path, lineno)
-        spec, hash_, reason = s.partition("#")
-        if not hash_:
-            raise ExpectationsError("%s: every line needs a reason: append '# why it fails'" % where)
-        reason = reason.strip()
-        if not reason:
-            raise ExpectationsError("%s: the reason after '#' is empty: say why it fails" % where)
-        spec = spec.strip()
-        conditions = []
-        if "[" in spec:
-            pattern, _, rest = spec.partition("[")
-            inner, close, tail = rest.partition("]")
-            if not close or tail.strip():
-                raise ExpectationsError(
-                    "%s: conditions go in one [..] after the case id, e.g. "
-                    "'Required.X [unprivileged] # reason'" % where)
-            conditions = [c.strip() for c in inner.split(",") if c.strip()]
-            for c in conditions:
-                _check_condition(c, where)
-            spec = pattern.strip()
-        if not spec or any(ch.isspace() for ch in spec):
-            raise ExpectationsError("%s: expected one case id or glob before the conditions" % where)
+        try:
+            spec, conditions, reason = _parse_line(s, where)
+        except ExpectationsError as e:
+            errors.append(str(e))
+            continue
+        key = (spec, frozenset(conditions))
+        if key in first:
+            errors.append("%s: duplicate of %s:%d ('%s'%s): delete one of the two lines" % (
+                where, path, first[key], spec,
+                " [%s]" % ", ".join(sorted(set(conditions))) if conditions else ""))
+            continue
+        first[key] = lineno
         lines.append(Line(path, lineno, spec, conditions, reason))
+    return lines, errors
+
+
+def parse(text, path):
+    """The lines of a file that has no bad line; ExpectationsError (every problem, one a
+    line) otherwise."""
+    lines, errors = parse_all(text, path)
+    if errors:
+        raise ExpectationsError("\n".join(errors))
     return lines
 
 
-def load(path):
+def load_all(path):
+    """(lines, errors) of the file at path; a file that cannot be read is one error."""
     try:
         with open(path, encoding="utf-8") as f:
-            return parse(f.read(), path)
+            text = f.read()
     except OSError as e:
-        raise ExpectationsError("%s: cannot open expectations file: %s" % (path, e.strerror))
+        return [], ["%s: cannot open expectations file: %s" % (path, e.strerror)]
+    except UnicodeDecodeError as e:
+        return [], ["%s: not UTF-8 text (%s)" % (path, e.reason)]
+    return parse_all(text, path)
+
+
+def load(path):
+    lines, errors = load_all(path)
+    if errors:
+        raise ExpectationsError("\n".join(errors))
+    return lines
 
 
 def _major_minor(release):

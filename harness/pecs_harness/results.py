@@ -82,6 +82,7 @@ class Run:
         self.stale = []           # expectations lines matching no case: messages
         self.problems = []        # gating messages: XPASS, new failures, stale lines
         self.counts = count(self.results)
+        self.expectation_errors = []  # bad lines of the expectations file: the gate fails
 
     @property
     def host(self):
@@ -89,7 +90,7 @@ class Run:
 
     @property
     def ok(self):
-        return self.error is None and counts_ok(self.counts)
+        return self.error is None and not self.expectation_errors and counts_ok(self.counts)
 
     def gate(self, expectations_path, all_case_ids):
         """Re-applies the expectations file to the raw statuses and collects the gating
@@ -99,10 +100,13 @@ class Run:
             self.stale = ["%s:%d: '%s' matches no case in this suite" % (
                 self.data["expectations"], s["line"], s["pattern"])
                 for s in self.data.get("stale", [])]
+            self.expectation_errors = list(self.data.get("expectation_errors", []))
         else:
-            lines = []
+            lines, self.expectation_errors = [], []
             if expectations_path:
-                lines = expect_mod.load(expectations_path)
+                # A bad line costs only the gate: the good lines still apply, and every
+                # result stays in the report.
+                lines, self.expectation_errors = expect_mod.load_all(expectations_path)
                 self.expectations = expectations_path
             if self.data is not None:
                 self.results = [expect_mod.apply(lines, self.host, r) for r in self.results]
@@ -113,6 +117,7 @@ class Run:
         self.problems = []
         if self.error:
             self.problems.append(self.error)
+        self.problems.extend("expectations: " + e for e in self.expectation_errors)
         for r in self.results:
             if r["status"] == "XPASS":
                 self.problems.append("XPASS %s: %s" % (r["id"], r["message"]))

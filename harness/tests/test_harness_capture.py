@@ -101,3 +101,35 @@ def test_crosscheck_command_exit_status(tool, tmp_path, capsys):
     bad.write_text(json.dumps(bad_doc))
     assert cli.main(["crosscheck", "--capture", tool, str(bad)]) == 1
     assert "1 differ" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, why", [
+    ("", "empty file"),
+    ('{"schema": "linux_capture.schema.json", "area": "linux_capture", "testGr', "not JSON"),
+    ("{}", "not a linux_capture vectors file"),
+    ('{"area": "linux_capture", "testGroups": []}', "holds no vectors"),
+    ('{"area": "linux_capture", "testGroups": [{"tests": [{}]}]}', "testGroups[0] lacks"),
+])
+def test_a_bad_vectors_file_is_one_line_and_the_others_are_still_checked(
+        tool, tmp_path, capsys, content, why):
+    doc = cap.build_document(
+        [{"tcId": 1, "flags": [], "comment": "opens", "probe": "op=open"}],
+        [(os.geteuid() == 0, cap.uname(tool), [{"ret": "fd", "attr_size": 136}])])
+    first, last = tmp_path / "a_good.json", tmp_path / "c_differs.json"
+    first.write_text(json.dumps(doc))
+    differs = copy.deepcopy(doc)
+    differs["testGroups"][0]["tests"][0]["expected"]["ret"] = "-EPERM"
+    last.write_text(json.dumps(differs))
+    broken = tmp_path / "b_broken.json"
+    broken.write_text(content)
+    rc = cli.main(["crosscheck", "--capture", tool, str(first), str(broken), str(last)])
+    out = capsys.readouterr()
+    assert rc == 2
+    errors = out.err.strip().splitlines()
+    assert len(errors) == 1, out.err
+    assert str(broken) in errors[0] and why in errors[0]
+    assert "Traceback" not in out.err
+    # Both files around it were replayed: one agrees, one differs.
+    assert "1 captured vector(s) agree with this kernel, 1 differ" in out.out
+    assert "c_differs.json: tcId" in out.out
+    assert "1 file(s) unreadable" in out.out

@@ -93,3 +93,85 @@ def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path):
         if r["status"] == "XPASS":
             assert mine["message"] == r["message"]
     assert any(r["status"] == "XPASS" for r in data["results"])
+
+
+def test_a_duplicate_line_names_both_lines():
+    text = ("Required.A.B.C  # first\n"
+            "Required.A.B.D [unprivileged] # other case\n"
+            "# a comment\n"
+            "Required.A.B.C  # again\n")
+    with pytest.raises(ex.ExpectationsError) as e:
+        ex.parse(text, "d.txt")
+    assert str(e.value) == ("d.txt:4: duplicate of d.txt:1 ('Required.A.B.C'): delete one of "
+                            "the two lines")
+
+
+def test_same_case_under_other_conditions_is_not_a_duplicate():
+    text = ("Required.A.B.C [unprivileged] # no CAP_PERFMON\n"
+            "Required.A.B.C [privileged] # root differs too\n"
+            "Required.A.B.C [privileged ,paranoid>=2] # narrower\n"
+            "Required.A.B.C [paranoid>=2, privileged] # the same conditions again\n")
+    lines, errors = ex.parse_all(text, "c.txt")
+    assert [l.lineno for l in lines] == [1, 2, 3]
+    assert errors == ["c.txt:4: duplicate of c.txt:3 ('Required.A.B.C' [paranoid>=2, "
+                      "privileged]): delete one of the two lines"]
+
+
+def test_every_bad_line_is_reported_and_the_good_ones_kept():
+    lines, errors = ex.parse_all("A.B.C.D # fine\nA.B.C.E\nA.B.C.F [x] # bad condition\n"
+                                 "A.B.C.G # fine too\n", "m.txt")
+    assert [l.pattern for l in lines] == ["A.B.C.D", "A.B.C.G"]
+    assert [e.split(":")[1] for e in errors] == ["2", "3"]
+
+
+def test_a_bad_line_fails_the_gate_but_the_run_and_its_results_stay(tmp_path, capsys):
+    from pecs_harness import cli
+    runner = testing.toy_runner(str(tmp_path))
+    exp = tmp_path / "toy.txt"
+    original = open(testing.TOY_EXPECTATIONS).read()
+    first = next(l for l in original.splitlines() if l.strip() and not l.startswith("#"))
+    exp.write_text(original + first + "\n" + "Required.Toy.Open.TaskClock [rooted] # bad\n")
+    out = tmp_path / "out"
+    rc = cli.main(["run", "--out", str(out), "--impl", "syscall", "--runner", "syscall=" + runner,
+                   "--expectations", "syscall=" + str(exp)])
+    text = capsys.readouterr().out
+    assert rc == 1
+    with open(str(out / "summary.json")) as f:
+        impl = json.load(f)["implementations"][0]
+    # Every case ran and the good lines still gate: the listed failures stay XFAIL.
+    assert impl["counts"]["passed"] == 2 and impl["counts"]["xfail"] == 3
+    assert impl["counts"]["failed"] == 0 and not impl["ok"]
+    n = len(original.splitlines())
+    assert any("duplicate of %s:" % exp in p and "%s:%d" % (exp, n + 1) in p
+               for p in impl["problems"]), impl["problems"]
+    assert any("%s:%d: unknown condition 'rooted'" % (exp, n + 2) in p for p in impl["problems"])
+    assert (out / "syscall.json").is_file() and (out / "report.html").is_file()
+    assert "verdict: FAIL" in text
+
+
+def test_the_c_runner_also_runs_with_a_bad_line_and_the_import_keeps_the_error(tmp_path, capsys):
+    from pecs_harness import cli
+    runner = testing.toy_runner(str(tmp_path))
+    exp = tmp_path / "toy.txt"
+    original = open(testing.TOY_EXPECTATIONS).read()
+    first = next(l for l in original.splitlines() if l.strip() and not l.startswith("#"))
+    exp.write_text(original + first + "\n")
+    out = tmp_path / "r.json"
+    p = subprocess.run([runner, "--isolate", "--quiet", "--expectations", str(exp), "--json",
+                        str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    assert p.returncode == 1, p.stderr
+    n = len(original.splitlines()) + 1
+    assert "%s:%d: duplicate of %s:" % (exp, n, exp) in p.stderr
+    data = json.loads(out.read_text())
+    assert len(data["results"]) == 7 and data["ok"] is False
+    assert data["counts"]["xfail"] == 3 and data["counts"]["failed"] == 0
+    assert len(data["expectation_errors"]) == 1
+    # Imported where the file is gone: the runner's own gating, bad line included, stands.
+    exp.unlink()
+    rc = cli.main(["report", "--out", str(tmp_path / "rep"), "import:toy=%s" % out])
+    capsys.readouterr()
+    assert rc == 1
+    with open(str(tmp_path / "rep" / "summary.json")) as f:
+        impl = json.load(f)["implementations"][0]
+    assert any("duplicate of" in p for p in impl["problems"]), impl["problems"]

@@ -108,3 +108,40 @@ def test_generated_c_compiles_warning_clean(tmp_path):
     subprocess.run(["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I", INCLUDE,
                     str(src), str(main), "-o", str(exe)], check=True)
     assert subprocess.run([str(exe)]).returncode == 0
+
+
+@pytest.mark.parametrize("content, why", [
+    ("", "empty file"),
+    (json.dumps(FXT_DOC)[:60], "not JSON"),
+    ("{}", "no \"area\""),
+    ('{"area": "fxt", "testGroups": {}}', "\"testGroups\" is not a list"),
+    ('{"area": "fxt", "testGroups": [{"tests": [{"tcId": 1}]}]}', "cannot convert a test"),
+])
+def test_a_bad_vectors_file_exits_2_naming_it_and_the_others_are_still_read(
+        tmp_path, capsys, content, why):
+    good = tmp_path / "a_good.json"
+    good.write_text(json.dumps(FXT_DOC))
+    broken = tmp_path / "b_broken.json"
+    broken.write_text(content)
+    also = tmp_path / "c_also_broken.json"
+    also.write_text("")
+    out = tmp_path / "vectors.c"
+    rc = to_c.main(["--out", str(out), str(good), str(broken), str(also)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = err.strip().splitlines()
+    # One line for each bad file, both found in one run; nothing for the good one.
+    assert len(lines) == 2, err
+    assert str(broken) in lines[0] and why in lines[0]
+    assert str(also) in lines[1] and "empty file" in lines[1]
+    assert "a_good.json" not in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_the_command_line_says_one_line_not_a_traceback(tmp_path):
+    broken = tmp_path / "x.json"
+    broken.write_text("{}")
+    p = subprocess.run(["/usr/bin/python3", to_c.__file__, "--out", str(tmp_path / "o.c"),
+                        str(broken)], stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 2
+    assert p.stderr.strip() == "to_c.py: %s: not a vectors file: no \"area\"" % broken

@@ -8,6 +8,9 @@ with none of these counts as one case with its outcome.
 With --targets FILE (one test label a line, as `bazel query 'tests(//...)'` prints them)
 exactly those targets' logs count, cached ones included, and a target without a log is a
 failure; otherwise every log under the folder written since --since counts.
+--junit FILE adds the cases of a JUnit file written outside Bazel (the stress mode's), and
+--failed-step NAME counts a step of ./pecs test that failed without cases to show for it,
+so the closing line covers every step.
 """
 import argparse
 import os
@@ -112,8 +115,26 @@ def main():
     ap.add_argument("testlogs", help="the bazel-testlogs folder")
     ap.add_argument("--since", type=float, default=0.0)
     ap.add_argument("--targets", help="file of test labels whose logs count")
+    ap.add_argument("--junit", action="append", default=[], metavar="FILE",
+                    help="a JUnit file whose cases count too (a missing one is a failure)")
+    ap.add_argument("--failed-step", action="append", default=[], metavar="NAME",
+                    help="a step that failed: one failure")
     args = ap.parse_args()
     passed = failed = skipped = targets = 0
+    for path in args.junit:
+        counted = count_xml(path)
+        if counted is None:
+            print(f"  no cases in {path}")
+            failed += 1
+            continue
+        targets += 1
+        p, f, s = counted
+        passed, failed, skipped = passed + p, failed + f, skipped + s
+        if f:
+            print(f"  failing: {path} ({f} case(s))")
+    for name in args.failed_step:
+        print(f"  failing step: {name}")
+        failed += 1
     for root, log in logs(args):
         if log is None:
             print(f"  no log: {root}")
