@@ -7,14 +7,16 @@
 
 #include "pecs/stream/fxt_format.h"
 
-/* The tables can hold whatever the format can index, but are grown only as far as the
- * stream uses them: a reader that sees a few strings and no split records costs a few
- * KiB, not the ~0.55 MiB the full tables take (which made a reader per stream, and so
- * fuzzing, slow). */
+/* The tables can hold whatever the format can index, but are filled in only as far as
+ * the stream uses them: a reader that sees a few strings and no split records costs a
+ * few KiB, not the ~0.55 MiB the full tables take (which made a reader per stream, and
+ * so fuzzing, slow). */
 #define PEND_CAP (REF_FXT_MAX_WORDS * REF_FXT_WORD)
 #define PEND_MIN 256u
 #define NR_STRINGS 0x8000u /* a string record's index is 15 bits */
-#define STRINGS_MIN 64u
+/* Strings live in pages allocated on first use, so a stray high index costs one page. */
+#define STRING_PAGE 256u
+#define NR_STRING_PAGES (NR_STRINGS / STRING_PAGE)
 #define NR_THREADS 0x100u  /* a thread record's index is 8 bits */
 /* Text of table strings is kept while it fits; later strings stay defined (so refs to
  * them are valid) but resolve to no text. Names only feed the observer. */
@@ -51,9 +53,8 @@ struct ref_fxt_reader {
 
 	uint64_t ips[REF_STREAM_MAX_FRAMES];
 	struct thread_slot threads[NR_THREADS];
-	/* Indexes >= nr_strings were never defined. */
-	struct string_slot *strings;
-	size_t nr_strings;
+	/* NULL pages hold no defined string. */
+	struct string_slot *strings[NR_STRING_PAGES];
 	size_t arena_used, arena_cap;
 	char *arena;
 	/* Holds the header word from the start, and a record split across pushes once one
@@ -118,7 +119,8 @@ void ref_fxt_reader_free(struct ref_fxt_reader *r)
 	if (!r)
 		return;
 	free(r->pend);
-	free(r->strings);
+	for (size_t i = 0; i < NR_STRING_PAGES; i++)
+		free(r->strings[i]);
 	free(r->arena);
 	free(r);
 }
@@ -168,7 +170,9 @@ static int pend_reserve(struct ref_fxt_reader *r, size_t need)
 
 static const struct string_slot *string_at(const struct ref_fxt_reader *r, uint16_t index)
 {
-	return index < r->nr_strings && r->strings[index].defined ? &r->strings[index] : NULL;
+	const struct string_slot *page = r->strings[index / STRING_PAGE];
+
+	return page && page[index % STRING_PAGE].defined ? &page[index % STRING_PAGE] : NULL;
 }
 
 /* Resolves the string ref at *pos (a word index into rec) and advances past inline text. */
@@ -251,7 +255,7 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	uint64_t h = le64(rec);
 	uint16_t index = ref_fxt_field(h, 16, 30);
 	uint16_t len = ref_fxt_field(h, 32, 46);
-	struct string_slot *s;
+	struct string_slot **page, *s;
 
 	if (1 + (size_t)(len + 7) / 8 > words)
 		return fail(r, REF_FXT_E_BAD_STRING);
@@ -261,17 +265,13 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		r->stats.warnings++;
 		return 0;
 	}
-	if (index >= r->nr_strings) {
-		size_t n = grown(r->nr_strings, STRINGS_MIN, (size_t)index + 1, NR_STRINGS);
-		struct string_slot *t = realloc(r->strings, n * sizeof(*t));
-
-		if (!t)
+	page = &r->strings[index / STRING_PAGE];
+	if (!*page) {
+		*page = calloc(STRING_PAGE, sizeof(**page));
+		if (!*page)
 			return fail_nomem(r);
-		memset(t + r->nr_strings, 0, (n - r->nr_strings) * sizeof(*t));
-		r->strings = t;
-		r->nr_strings = n;
 	}
-	s = &r->strings[index];
+	s = &(*page)[index % STRING_PAGE];
 	s->defined = 1;
 	s->len = len;
 	s->has_text = r->arena_used + len <= ARENA_CAP;
