@@ -173,13 +173,22 @@ void fuzz_stream_run(const struct fuzz_parser *parser, const void *arg, uint8_t 
 	if (!chunked) {
 		out->feed_ret = parser->feed(p, stream, len);
 	} else {
-		for (size_t off = 0; off < len && !out->feed_ret;) {
+		size_t off = 0;
+
+		while (off < len && !out->feed_ret) {
 			size_t n = chunk_size(ctrl, &rnd);
 
 			if (n > len - off)
 				n = len - off;
 			out->feed_ret = feed_copy(parser, p, stream + off, n);
 			off += n;
+		}
+		/* An error is sticky: the rest of the stream changes nothing. */
+		if (out->feed_ret && off < len &&
+		    feed_copy(parser, p, stream + off, len - off) != out->feed_ret) {
+			fprintf(stderr, "pecs fuzz: %s: a push after error %d did not repeat it\n",
+				parser->name, out->feed_ret);
+			abort();
 		}
 	}
 	out->finish_ret = parser->finish(p);
