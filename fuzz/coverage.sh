@@ -4,11 +4,11 @@
 #   fuzz/coverage.sh TARGET [CORPUS_DIR...]
 #
 # Builds //fuzz:TARGET_fuzz with --config=fuzz plus clang's source-based coverage, linked
-# statically so one binary holds every mapping (in an
-# output base of its own), runs every input of the corpus once (default: what fuzz/run.sh
-# kept in $PECS_FUZZ_WORK/TARGET, corpus and seeds), and prints llvm-cov's report for
-# the sources the target is about: ref/stream for the stream targets, ref/attr and
-# engine_open.c for attr_open.
+# statically so one binary holds every library's mapping (in an output base of its own),
+# runs every input of the corpus once (default: what fuzz/run.sh kept in
+# $PECS_FUZZ_WORK/TARGET, corpus and seeds; a target that aborts fails the script), and
+# prints llvm-cov's report lines for the sources the target is about: ref/stream for the
+# stream targets, ref/attr and engine_open.c for attr_open.
 set -eu
 
 if [ $# -lt 1 ]; then
