@@ -74,13 +74,15 @@ static int checked(int ret, int ok_min)
 static struct pecs_attr *take_attr(struct cursor *c, size_t *buf_len)
 {
 	size_t given = take8(c), n;
-	uint32_t claim = 0;
+	uint8_t head[8] = { 0 };
+	uint32_t claim;
 	uint8_t *buf;
 
 	if (given > c->left)
 		given = c->left;
-	if (given >= 8)
-		memcpy(&claim, c->p + 4, sizeof(claim));
+	/* The size word as the engine will read it: given bytes, zeros after them. */
+	memcpy(head, c->p, given < sizeof(head) ? given : sizeof(head));
+	memcpy(&claim, head + 4, sizeof(claim));
 	if (claim == 0)
 		n = PECS_ATTR_SIZE_VER0;
 	else if (claim < PECS_ATTR_SIZE_VER0 || claim > 4096)
