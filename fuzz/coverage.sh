@@ -30,6 +30,8 @@ esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. fuzz/packages.sh
+fuzz_need_packages clang libclang-rt-14-dev llvm-14
 output_base=${PECS_FUZZ_COV_OUTPUT_BASE:-$(bazel info output_base 2>/dev/null)-fuzzcov}
 work=${PECS_FUZZ_WORK:-${TMPDIR:-/tmp}/pecs-fuzz}/$target
 if [ $# -eq 0 ]; then

@@ -37,6 +37,8 @@ esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. fuzz/packages.sh
+fuzz_need_packages clang libclang-rt-14-dev
 output_base=${PECS_FUZZ_OUTPUT_BASE:-$(bazel info output_base 2>/dev/null)-fuzz}
 work_root=${PECS_FUZZ_WORK:-${TMPDIR:-/tmp}/pecs-fuzz}
 [ "$target" = all ] && targets=$TARGETS || targets=$target
