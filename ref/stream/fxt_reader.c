@@ -7,12 +7,21 @@
 
 #include "pecs/stream/fxt_format.h"
 
+/* The tables can hold whatever the format can index, but are filled in only as far as
+ * the stream uses them: a reader that sees a few strings and no split records costs a
+ * few KiB, not the ~0.55 MiB the full tables take (which made a reader per stream, and
+ * so fuzzing, slow). */
 #define PEND_CAP (REF_FXT_MAX_WORDS * REF_FXT_WORD)
-#define NR_STRINGS 0x8000u
-#define NR_THREADS 0x100u
+#define PEND_MIN 256u
+#define NR_STRINGS 0x8000u /* a string record's index is 15 bits */
+/* Strings live in pages allocated on first use, so a stray high index costs one page. */
+#define STRING_PAGE 256u
+#define NR_STRING_PAGES (NR_STRINGS / STRING_PAGE)
+#define NR_THREADS 0x100u  /* a thread record's index is 8 bits */
 /* Text of table strings is kept while it fits; later strings stay defined (so refs to
  * them are valid) but resolve to no text. Names only feed the observer. */
 #define ARENA_CAP (256u * 1024u)
+#define ARENA_MIN 1024u
 
 struct string_slot {
 	uint32_t off;
@@ -44,9 +53,13 @@ struct ref_fxt_reader {
 
 	uint64_t ips[REF_STREAM_MAX_FRAMES];
 	struct thread_slot threads[NR_THREADS];
-	struct string_slot strings[NR_STRINGS];
-	size_t arena_used;
+	/* NULL pages hold no defined string. */
+	struct string_slot *strings[NR_STRING_PAGES];
+	size_t arena_used, arena_cap;
 	char *arena;
+	/* Holds the header word from the start, and a record split across pushes once one
+	 * comes; pend_cap grows to that record's size. */
+	size_t pend_cap;
 	uint8_t *pend;
 };
 
@@ -82,12 +95,12 @@ int ref_fxt_reader_new(struct ref_fxt_reader **out, const struct ref_stream_targ
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->pend = malloc(PEND_CAP);
-	r->arena = malloc(ARENA_CAP);
-	if (!r->pend || !r->arena) {
-		ref_fxt_reader_free(r);
+	r->pend = malloc(PEND_MIN);
+	if (!r->pend) {
+		free(r);
 		return -ENOMEM;
 	}
+	r->pend_cap = PEND_MIN;
 	r->target = *target;
 	if (target->observer) {
 		size_t n = target->observer->size < sizeof(r->observer) ? target->observer->size
@@ -106,6 +119,8 @@ void ref_fxt_reader_free(struct ref_fxt_reader *r)
 	if (!r)
 		return;
 	free(r->pend);
+	for (size_t i = 0; i < NR_STRING_PAGES; i++)
+		free(r->strings[i]);
 	free(r->arena);
 	free(r);
 }
@@ -118,10 +133,54 @@ static int fail(struct ref_fxt_reader *r, enum ref_stream_errc code)
 	return r->err_ret;
 }
 
+/* Growing a table failed: the stream cannot be followed any further. */
+static int fail_nomem(struct ref_fxt_reader *r)
+{
+	r->err.code = REF_STREAM_E_NOMEM;
+	r->err.offset = r->rec_start;
+	r->err_ret = -ENOMEM;
+	return r->err_ret;
+}
+
+/* Doubles *cap from min until it reaches need (need <= max). */
+static size_t grown(size_t cap, size_t min, size_t need, size_t max)
+{
+	size_t n = cap ? cap : min;
+
+	while (n < need)
+		n *= 2;
+	return n < max ? n : max;
+}
+
+static int pend_reserve(struct ref_fxt_reader *r, size_t need)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (need <= r->pend_cap)
+		return 0;
+	cap = grown(r->pend_cap, PEND_MIN, need, PEND_CAP);
+	p = realloc(r->pend, cap);
+	if (!p)
+		return fail_nomem(r);
+	r->pend = p;
+	r->pend_cap = cap;
+	return 0;
+}
+
+static const struct string_slot *string_at(const struct ref_fxt_reader *r, uint16_t index)
+{
+	const struct string_slot *page = r->strings[index / STRING_PAGE];
+
+	return page && page[index % STRING_PAGE].defined ? &page[index % STRING_PAGE] : NULL;
+}
+
 /* Resolves the string ref at *pos (a word index into rec) and advances past inline text. */
 static int read_str(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, size_t *pos,
 		    uint16_t ref, const char **text, size_t *len)
 {
+	const struct string_slot *s;
+
 	if (ref == 0) {
 		*text = "";
 		*len = 0;
@@ -138,15 +197,17 @@ static int read_str(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, 
 		*pos += w;
 		return 0;
 	}
-	if (!r->strings[ref].defined) {
+	s = string_at(r, ref);
+	if (!s) {
 		/* Fuchsia's parser warns (UnknownStringId) and goes on with a placeholder. */
 		r->stats.warnings++;
 		*text = "";
 		*len = 0;
 		return 0;
 	}
-	*text = r->strings[ref].has_text ? r->arena + r->strings[ref].off : "";
-	*len = r->strings[ref].has_text ? r->strings[ref].len : 0;
+	/* An empty text may have no arena behind it. */
+	*text = s->has_text && s->len ? r->arena + s->off : "";
+	*len = s->has_text ? s->len : 0;
 	return 0;
 }
 
@@ -194,7 +255,7 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	uint64_t h = le64(rec);
 	uint16_t index = ref_fxt_field(h, 16, 30);
 	uint16_t len = ref_fxt_field(h, 32, 46);
-	struct string_slot *s = &r->strings[index];
+	struct string_slot **page, *s;
 
 	if (1 + (size_t)(len + 7) / 8 > words)
 		return fail(r, REF_FXT_E_BAD_STRING);
@@ -204,10 +265,26 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		r->stats.warnings++;
 		return 0;
 	}
+	page = &r->strings[index / STRING_PAGE];
+	if (!*page) {
+		*page = calloc(STRING_PAGE, sizeof(**page));
+		if (!*page)
+			return fail_nomem(r);
+	}
+	s = &(*page)[index % STRING_PAGE];
 	s->defined = 1;
 	s->len = len;
 	s->has_text = r->arena_used + len <= ARENA_CAP;
-	if (s->has_text) {
+	if (s->has_text && r->arena_used + len > r->arena_cap) {
+		size_t cap = grown(r->arena_cap, ARENA_MIN, r->arena_used + len, ARENA_CAP);
+		char *a = realloc(r->arena, cap);
+
+		if (!a)
+			return fail_nomem(r);
+		r->arena = a;
+		r->arena_cap = cap;
+	}
+	if (s->has_text && len) {
 		s->off = r->arena_used;
 		memcpy(r->arena + s->off, rec + 8, len);
 		r->arena_used += len;
@@ -493,6 +570,8 @@ int ref_fxt_reader_feed(struct ref_fxt_reader *r, const void *data, size_t len)
 			r->stats.bytes += total;
 			continue;
 		}
+		if (pend_reserve(r, total))
+			return r->err_ret;
 		take = total - r->pend_len < len ? total - r->pend_len : len;
 		memcpy(r->pend + r->pend_len, p, take);
 		r->pend_len += take;

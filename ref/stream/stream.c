@@ -26,6 +26,7 @@ const char *ref_stream_errc_name(enum ref_stream_errc code)
 	case REF_STREAM_OK: return "OK";
 	case REF_STREAM_E_SINK: return "SINK";
 	case REF_STREAM_E_TRUNCATED: return "TRUNCATED";
+	case REF_STREAM_E_NOMEM: return "NOMEM";
 	case REF_FXT_E_MISSING_MAGIC: return "FXT_MISSING_MAGIC";
 	case REF_FXT_E_ZERO_SIZE: return "FXT_ZERO_SIZE";
 	case REF_FXT_E_BAD_MAGIC: return "FXT_BAD_MAGIC";

@@ -260,6 +260,61 @@ static void test_fxt_warnings_not_errors(void **state)
 	assert_string_equal(z.kobj_names[0], "");
 }
 
+static int count_frames(void *ctx, const struct pecs_sample *s)
+{
+	uint64_t *frames = ctx;
+
+	/* The last frame is read too, so a short copy into a grown buffer shows. */
+	assert_true(s->ips[s->nr_ips - 1] == 0xf000 + s->nr_ips - 1);
+	*frames += s->nr_ips;
+	return 0;
+}
+
+/* The reader's tables start small and grow on use: the highest string index, an empty
+ * string, and a record split across 1-byte pushes that is larger than the first
+ * gathering buffer must read as they did with tables sized for the format's limits. */
+static void test_fxt_tables_grow(void **state)
+{
+	static uint8_t b[8192];
+	static uint64_t ips[REF_STREAM_MAX_FRAMES];
+	struct seen z = { 0 };
+	uint64_t frames = 0;
+	struct ref_stream_target t = target(&z, 0);
+	struct ref_fxt_reader *r;
+	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_fxt_str top = { NULL, 0, 0x7fff }, empty = { NULL, 0, 3 },
+			   unset = { NULL, 0, 0x7ffe };
+	struct ref_fxt_who inl = { 0, 5, 6 };
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < REF_STREAM_MAX_FRAMES; i++)
+		ips[i] = 0xf000 + i;
+	t.sink = count_frames;
+	t.sink_ctx = &frames;
+	n += ref_fxt_write_magic(b + n, sizeof(b) - n);
+	n += ref_fxt_write_string(b + n, sizeof(b) - n, 0x7fff, "highest", 7);
+	n += ref_fxt_write_string(b + n, sizeof(b) - n, 3, "", 0);
+	n += ref_fxt_write_kernel_object(b + n, sizeof(b) - n, 1, 5, &top);
+	n += ref_fxt_write_kernel_object(b + n, sizeof(b) - n, 1, 6, &empty);
+	n += ref_fxt_write_kernel_object(b + n, sizeof(b) - n, 1, 7, &unset);
+	n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &inl, 1, ips, REF_STREAM_MAX_FRAMES);
+	n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &inl, 2, ips, 3);
+	assert_int_equal(ref_fxt_reader_new(&r, &t), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ref_fxt_reader_feed(r, b + i, 1), 0);
+	assert_int_equal(ref_fxt_reader_finish(r), 0);
+	ref_fxt_reader_stats(r, &st);
+	ref_fxt_reader_free(r);
+	assert_int_equal(frames, REF_STREAM_MAX_FRAMES + 3);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.warnings, 1); /* index 0x7ffe: inside the grown table, unset */
+	assert_int_equal(z.nr_kobj, 3);
+	assert_string_equal(z.kobj_names[0], "highest");
+	assert_string_equal(z.kobj_names[1], "");
+	assert_string_equal(z.kobj_names[2], "");
+}
+
 static void test_sink_error_propagates(void **state)
 {
 	char text[256];
@@ -403,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_fxt_round_trip),
 		cmocka_unit_test(test_fxt_unmapped_and_sticky),
 		cmocka_unit_test(test_fxt_warnings_not_errors),
+		cmocka_unit_test(test_fxt_tables_grow),
 		cmocka_unit_test(test_sink_error_propagates),
 		cmocka_unit_test(test_markup_writer_text),
 		cmocka_unit_test(test_markup_round_trip_chunked),

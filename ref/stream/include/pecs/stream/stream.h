@@ -46,6 +46,7 @@ enum ref_stream_errc {
 	REF_STREAM_OK = 0,
 	REF_STREAM_E_SINK,            /* the sink refused a sample */
 	REF_STREAM_E_TRUNCATED,       /* the stream ended inside a record or line */
+	REF_STREAM_E_NOMEM,           /* a table the stream needs could not grow (-ENOMEM) */
 
 	REF_FXT_E_MISSING_MAGIC = 100, /* first record is not the magic number record */
 	REF_FXT_E_ZERO_SIZE,          /* header size field 0 */
