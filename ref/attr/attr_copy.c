@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ref/attr/attr.h"
@@ -22,24 +24,33 @@ static int regs_validate(uint64_t mask)
 	return 0;
 }
 
+/* uattr is the caller's address, which may be NULL or wild: only uaccess may touch it.
+ * Its bytes are found by integer arithmetic, as `&uattr->size` or `uattr + n` on such a
+ * pointer is undefined behaviour in C (and UBSan says so), not a -EFAULT. */
+static void *user_at(const struct pecs_attr *uattr, size_t off)
+{
+	return (void *)((uintptr_t)uattr + off);
+}
+
 static int size_error(struct pecs_attr *uattr)
 {
 	uint32_t latest = PECS_ATTR_SIZE_LATEST;
 
 	/* perf_copy_attr() ignores a fault here: E2BIG either way. */
-	(void)ref_copy_to_user(&uattr->size, &latest, sizeof(latest));
+	(void)ref_copy_to_user(user_at(uattr, offsetof(struct pecs_attr, size)), &latest,
+			       sizeof(latest));
 	return -E2BIG;
 }
 
 int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct ref_limits *lim,
 		  const struct ref_policy *pol)
 {
-	const unsigned char *raw = (const unsigned char *)uattr;
 	uint32_t size;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	ret = ref_copy_from_user(&size, &uattr->size, sizeof(size));
+	ret = ref_copy_from_user(&size, user_at(uattr, offsetof(struct pecs_attr, size)),
+				 sizeof(size));
 	if (ret)
 		return ret;
 	if (!size)
@@ -48,7 +59,7 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return size_error(uattr);
 	/* copy_struct_from_user(): a newer caller's tail must be zero. */
 	if (size > sizeof(*out)) {
-		ret = ref_check_zeroed_user(raw + sizeof(*out), size - sizeof(*out));
+		ret = ref_check_zeroed_user(user_at(uattr, sizeof(*out)), size - sizeof(*out));
 		if (ret < 0)
 			return ret;
 		if (!ret)

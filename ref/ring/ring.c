@@ -389,14 +389,19 @@ int ref_ring_readable(const struct ref_ring *r)
 	return atomic_load(&((struct ref_ring *)r)->poll) != 0;
 }
 
-/* The writer half of the page's seqlock: readers retry while lock is odd or changed. */
+/* The writer half of the page's seqlock: readers retry while lock is odd or changed.
+ * The kernel orders the odd lock before the field stores with a barrier; here each field
+ * store is a release (userpage_set()), which orders it after the odd lock just as well and
+ * is a protocol ThreadSanitizer can follow (gcc refuses thread fences under it). A reader
+ * that loads a field with acquire and sees a new value is then bound to see lock moved. */
 static void userpage_begin(struct ref_ring *r)
 {
 	uint32_t seq = __atomic_load_n(&r->pg->lock, __ATOMIC_RELAXED);
 
 	__atomic_store_n(&r->pg->lock, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
+
+#define userpage_set(field, v) __atomic_store_n(&r->pg->field, (v), __ATOMIC_RELEASE)
 
 static void userpage_end(struct ref_ring *r)
 {
@@ -409,8 +414,8 @@ void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t runnin
 {
 	pthread_mutex_lock(&r->lock);
 	userpage_begin(r);
-	__atomic_store_n(&r->pg->time_enabled, enabled, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->pg->time_running, running, __ATOMIC_RELAXED);
+	userpage_set(time_enabled, enabled);
+	userpage_set(time_running, running);
 	userpage_end(r);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -421,9 +426,9 @@ void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enable
 	pthread_mutex_lock(&r->lock);
 	userpage_begin(r);
 	/* index stays 0 (nothing to rdpmc), so offset is the whole count. */
-	__atomic_store_n(&r->pg->offset, count, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->pg->time_enabled, enabled, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->pg->time_running, running, __ATOMIC_RELAXED);
+	userpage_set(offset, count);
+	userpage_set(time_enabled, enabled);
+	userpage_set(time_running, running);
 	userpage_end(r);
 	pthread_mutex_unlock(&r->lock);
 }

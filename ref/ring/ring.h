@@ -89,9 +89,11 @@ int ref_ring_readable(const struct ref_ring *r);
  * a record makes a wakeup pending. */
 void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg);
 
-/* Seqlock updates of the metadata page: lock is odd while they run, +2 each. A new ring
- * has lock 0; the kernel updates the page once when it is first mapped, so the engine
- * should call one of these after its first ref_ring_map(). */
+/* Seqlock updates of the metadata page: lock is odd while they run, +2 each; each field
+ * is stored with release, so a reader loads lock (acquire), the fields (acquire), then
+ * lock again, and retries if it was odd or moved. A new ring has lock 0; the kernel
+ * updates the page once when it is first mapped, so the engine should call one of these
+ * after its first ref_ring_map(). */
 void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t running);
 void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enabled,
 			      uint64_t running);

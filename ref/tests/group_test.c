@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 
@@ -335,17 +336,19 @@ static void test_group_ioctls(void **state)
 	ref_engine_close(E, l);
 }
 
+/* Shared with the thread: release on store, acquire on load, so the test thread sees the
+ * tid as soon as it is written and the thread sees go. */
 struct short_lived {
-	volatile pid_t tid;
-	volatile int go;
+	_Atomic pid_t tid;
+	atomic_int go;
 };
 
 static void *live_briefly(void *arg)
 {
 	struct short_lived *s = arg;
 
-	s->tid = (pid_t)syscall(SYS_gettid);
-	while (!s->go)
+	atomic_store_explicit(&s->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
+	while (!atomic_load_explicit(&s->go, memory_order_acquire))
 		;
 	return NULL;
 }
@@ -356,20 +359,21 @@ static void test_leader_task_exited(void **state)
 	struct short_lived s = {0, 0};
 	struct pecs_attr a = attr_counting(PECS_SW_TASK_CLOCK);
 	pthread_t th;
+	pid_t tid;
 	int l;
 
 	(void)state;
 	pthread_create(&th, NULL, live_briefly, &s);
-	while (!s.tid)
+	while (!(tid = atomic_load_explicit(&s.tid, memory_order_acquire)))
 		;
-	l = ref_engine_open(E, &a, s.tid, -1, -1, 0);
+	l = ref_engine_open(E, &a, tid, -1, -1, 0);
 	assert_true(l >= 0);
-	s.go = 1;
+	atomic_store_explicit(&s.go, 1, memory_order_release);
 	pthread_join(th, NULL);
 	/* join returns at the thread's futex wake, a little before the kernel is done with
 	 * it: wait until the tid is really gone */
 	for (int i = 0; i < 1000; i++) {
-		int fd = ref_engine_open(E, &a, s.tid, -1, -1, 0);
+		int fd = ref_engine_open(E, &a, tid, -1, -1, 0);
 		struct timespec ms = {0, 1000000};
 
 		if (fd < 0)
@@ -378,8 +382,8 @@ static void test_leader_task_exited(void **state)
 		nanosleep(&ms, NULL);
 	}
 	/* the group fd is looked at before the pid */
-	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, l, 0), -ENODEV);
-	assert_int_equal(ref_engine_open(E, &a, s.tid, -1, -1, 0), -ESRCH);
+	assert_int_equal(ref_engine_open(E, &a, tid, -1, l, 0), -ENODEV);
+	assert_int_equal(ref_engine_open(E, &a, tid, -1, -1, 0), -ESRCH);
 	assert_int_equal(ref_engine_open(E, &a, 0, -1, l, 0), -ENODEV);
 	ref_engine_close(E, l);
 }

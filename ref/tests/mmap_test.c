@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -347,17 +348,18 @@ static void test_close_while_mapped(void **state)
 	ref_engine_close(E, l);
 }
 
+/* Shared with the thread: release on store, acquire on load. */
 struct brief {
-	volatile pid_t tid;
-	volatile int go;
+	_Atomic pid_t tid;
+	atomic_int go;
 };
 
 static void *brief_thread(void *arg)
 {
 	struct brief *b = arg;
 
-	b->tid = (pid_t)syscall(SYS_gettid);
-	while (!b->go)
+	atomic_store_explicit(&b->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
+	while (!atomic_load_explicit(&b->go, memory_order_acquire))
 		;
 	return NULL;
 }
@@ -368,18 +370,19 @@ static void test_poll_task_exited(void **state)
 	struct pecs_attr a = attr_sampling(PECS_SW_TASK_CLOCK, 1000000, PECS_SAMPLE_IP);
 	struct brief b = {0, 0};
 	pthread_t th;
+	pid_t tid;
 	void *m;
 	int fd, r = 0;
 
 	(void)state;
 	pthread_create(&th, NULL, brief_thread, &b);
-	while (!b.tid)
+	while (!(tid = atomic_load_explicit(&b.tid, memory_order_acquire)))
 		;
-	fd = ref_engine_open(E, &a, b.tid, -1, -1, 0);
+	fd = ref_engine_open(E, &a, tid, -1, -1, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(ref_engine_mmap(E, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
 	assert_int_equal(ref_engine_poll(E, fd, POLLIN, 0), 0);
-	b.go = 1;
+	atomic_store_explicit(&b.go, 1, memory_order_release);
 	pthread_join(th, NULL);
 	/* the kernel finishes the thread shortly after join returns */
 	for (int i = 0; i < 1000 && r != POLLHUP; i++) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -195,17 +196,18 @@ static void test_zero_counters(void **state)
 	}
 }
 
+/* Shared with the thread: release on store, acquire on load. */
 struct spinner {
-	volatile int stop;
-	volatile pid_t tid;
+	atomic_int stop;
+	_Atomic pid_t tid;
 };
 
 static void *spin(void *arg)
 {
 	struct spinner *s = arg;
 
-	s->tid = (pid_t)syscall(SYS_gettid);
-	while (!s->stop)
+	atomic_store_explicit(&s->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
+	while (!atomic_load_explicit(&s->stop, memory_order_acquire))
 		;
 	return NULL;
 }
@@ -229,17 +231,17 @@ static void test_other_targets(void **state)
 	struct spinner s = {0, 0};
 	pthread_t th;
 	uint64_t v[3];
-	pid_t child;
+	pid_t child, tid;
 	int fd;
 
 	(void)state;
 	pthread_create(&th, NULL, spin, &s);
-	while (!s.tid)
+	while (!(tid = atomic_load_explicit(&s.tid, memory_order_acquire)))
 		;
-	fd = open_cfg(PECS_SW_TASK_CLOCK, s.tid, -1, 0);
+	fd = open_cfg(PECS_SW_TASK_CLOCK, tid, -1, 0);
 	/* it spins while this thread sleeps */
 	wait_count(fd, 10 * MS);
-	s.stop = 1;
+	atomic_store_explicit(&s.stop, 1, memory_order_release);
 	pthread_join(th, NULL);
 	/* a finished thread's count stays where it was */
 	rd(fd, v);
