@@ -71,7 +71,7 @@ RULES = [
     ("value", r"Read\.(Count|Disable|Reset)\.|Ioctl\.Reset\.", None),
     ("value", None, r"counted nothing"),
     ("value", r"Group\.Schedule\.MemberRunsOnlyWithItsLeader", r": value [1-9]"),
-    ("value", r"Ioctl\.Encoding\.UpperHalfOfRequestIgnored", r"counted \d+ ns of"),
+    ("value", r"Ioctl\.Encoding\.UpperHalfOfRequestIgnored", r"counted \d+ ns (of|in)"),
     ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns (for|counted)"),
     ("lost", r"Read\.Buffer\.ShortIsEnospc", None),
     ("pid", r"Open\.PidCpu\.(ExitedPid|NegativePid|ThisThread)|LeaderTaskExited", None),
