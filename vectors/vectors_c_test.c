@@ -134,7 +134,7 @@ static void test_attr_sizes(void **state)
 
 	assert_int_equal(pecs_vec_attr_sizes_count, 9);
 	for (size_t i = 0; i < pecs_vec_attr_sizes_count; i++) {
-		char name[32];
+		char name[48]; /* room for any size_t, which -Wformat-truncation checks under -O */
 
 		snprintf(name, sizeof(name), "PERF_ATTR_SIZE_VER%zu", i);
 		assert_string_equal(pecs_vec_attr_sizes[i].name, name);

@@ -54,7 +54,10 @@ PECS_CASE(read_count_page_faults, "Required.Read.Count.PageFaultsOfTouchedPages"
 	munmap(p, (size_t)page * FAULT_PAGES);
 	for (int i = 0; i < 3; i++)
 		PECS_CHECK_EQ(t, pecs_read(t, fds[i], &v[i], sizeof(v[i])), sizeof(v[i]));
-	PECS_CHECK(t, v[0] >= FAULT_PAGES && v[0] <= 2 * FAULT_PAGES,
+	/* The upper bound only refuses counting far beyond the task's own faults: a runtime
+	 * that keeps shadow memory (TSan, ASan, valgrind) takes a fault of its own on each
+	 * first touch, and those are the task's faults too (513 for 256 under TSan). */
+	PECS_CHECK(t, v[0] >= FAULT_PAGES && v[0] <= 4 * FAULT_PAGES,
 		   "PAGE_FAULTS %llu for %d first touches", (unsigned long long)v[0], FAULT_PAGES);
 	PECS_CHECK(t, v[1] >= FAULT_PAGES && v[1] <= v[0],
 		   "PAGE_FAULTS_MIN %llu for %d first touches (all faults %llu)",
