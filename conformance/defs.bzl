@@ -36,6 +36,8 @@ def pecs_conformance_suite(
         name = "pecs-" + name,
         deps = ["//conformance:main_standalone", cases, adapter],
         tags = tags,
+        # The runners are what people (and the harness) run: public, unlike the tests.
+        visibility = ["//visibility:public"],
     )
     if static:
         native.cc_binary(
@@ -45,6 +47,7 @@ def pecs_conformance_suite(
             linkopts = ["-static"],
             features = ["fully_static_link"],
             tags = tags,
+            visibility = ["//visibility:public"],
         )
     if unprivileged:
         # The static binary when there is one: it is what people copy and run unprivileged.

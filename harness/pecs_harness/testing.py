@@ -24,6 +24,7 @@ def toy_runner(build_dir):
         fw = [p for p in glob.glob(os.path.join(ROOT, "conformance", "framework", "*.c"))
               if not os.path.basename(p).startswith("main_cmocka")]
         cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include"),
+                "-I", os.path.join(ROOT, "abi", "include"),
                 "-I", os.path.join(ROOT, "conformance", "framework")] + sorted(fw) +
                [os.path.join(ROOT, "conformance", "adapters", "syscall.c"),
                 os.path.join(ROOT, "harness", "tests", "toy", "toy_cases.c"), "-o", out, "-lm"])
@@ -43,7 +44,8 @@ def capture_tool(build_dir):
     out = os.path.join(build_dir, "pecs-capture")
     if not os.path.isfile(out):
         tools = sorted(glob.glob(os.path.join(ROOT, "conformance", "tools", "*.c")))
-        cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include")] +
+        cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include"),
+                "-I", os.path.join(ROOT, "abi", "include")] +
                tools + [os.path.join(ROOT, "conformance", "adapters", "syscall.c"),
                         os.path.join(ROOT, "conformance", "framework", "impl_check.c"),
                         "-o", out])

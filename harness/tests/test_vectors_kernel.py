@@ -28,7 +28,7 @@ VECTORS = os.environ.get("PECS_VECTORS_DIR") or generate.default_vectors_dir()
 # at a copy of the vectors.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CAPTURE_SRC = os.path.join(ROOT, "vectors", "tools", "capture_sample.c")
-ABI_INCLUDE = os.path.join(ROOT, "conformance", "include")
+ABI_INCLUDE = os.path.join(ROOT, "abi", "include")
 CAPTURE_PERIOD = 100000  # what capture_sample.c opens the event with
 
 # Words the vector states as fixed values: the capture must hold the same bytes.

@@ -23,7 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pecs/impl.h"
+#include "pecs/abi.h"
+#include "pecs/sample.h"
 
 /* One counter of a read(2) result: the leader first, then siblings in creation order. */
 struct ref_read_member {

@@ -6,6 +6,9 @@
  * of it the implementation knows, and bytes past what the suite knows must be zero (the
  * perf_event_attr and libbpf opts rule), so old plugins keep working and new ones are
  * refused rather than misread.
+ *
+ * The data the seam carries (pecs/abi.h, sample.h, profiler_stream.h, host_facts.h) is not
+ * the suite's: it lives in //abi, which the reference engine and the vectors share.
  */
 #ifndef PECS_IMPL_H
 #define PECS_IMPL_H
@@ -15,59 +18,9 @@
 #include <sys/types.h>
 
 #include "pecs/abi.h"
-
-/* Facts that differ by host; a case reads them instead of hard-coding values. */
-struct pecs_host_facts {
-	size_t size;
-	int ncpus;
-	long page_size;
-	int max_stack;           /* kernel.perf_event_max_stack */
-	int max_sample_rate;     /* kernel.perf_event_max_sample_rate */
-	int mlock_kb;            /* kernel.perf_event_mlock_kb */
-	int paranoid;            /* kernel.perf_event_paranoid */
-	int privileged;          /* CAP_PERFMON or CAP_SYS_ADMIN in effect */
-	uint32_t attr_size;      /* the largest attr the implementation knows (VER8: 136) */
-	char kernel_release[65]; /* uname -r, or the implementation's own version */
-	/* Why this host refuses perf_event_open as a whole (perf_event_paranoid=3, a seccomp
-	 * filter), or "": every case that needs a feature is then ENV_SKIP with this reason. */
-	char unavailable[160];
-};
-
-/* One decoded sample, as the profiler pipeline hands it to the record encoder. */
-struct pecs_sample {
-	size_t size;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu;
-	uint16_t misc;         /* cpumode; 0 means PECS_MISC_USER */
-	uint64_t period;       /* 0: the event's current period */
-	uint64_t addr;
-	uint32_t nr_ips;       /* ips[0] is the sampled IP, the rest return addresses */
-	const uint64_t *ips;
-};
-
-/* A Fuchsia kernel object id and the Linux pid or tid it stands for. */
-struct pecs_koid_map_entry {
-	uint64_t koid;
-	uint32_t linux_id;
-};
-
-enum pecs_stream_format {
-	PECS_STREAM_DETECT = 0, /* let the implementation peek, as Starnix does */
-	PECS_STREAM_FXT = 1,
-	PECS_STREAM_MARKUP = 2,
-};
-
-/* A scripted profiler: the bytes a real profiler session would have written. */
-struct pecs_profiler_stream {
-	size_t size;
-	enum pecs_stream_format format;
-	const uint8_t *data;
-	size_t len;
-	size_t chunk;          /* serve at most this many bytes per read; 0 = all at once */
-	const struct pecs_koid_map_entry *koids;
-	size_t nr_koids;
-};
+#include "pecs/host_facts.h"
+#include "pecs/profiler_stream.h"
+#include "pecs/sample.h"
 
 struct pecs_impl {
 	size_t size;                 /* sizeof(struct pecs_impl) as the implementation built it */

@@ -18,7 +18,8 @@
 #include <sys/types.h>
 
 #include "pecs/abi.h"
-#include "pecs/impl.h"
+#include "pecs/host_facts.h"
+#include "pecs/sample.h"
 
 /* Capability bits as numbered by <linux/capability.h>, kept as a mask (1ull << n). */
 #define REF_CAP_IPC_LOCK 14

@@ -8,7 +8,7 @@
 #ifndef PECS_PROFILER_ATTACH_H
 #define PECS_PROFILER_ATTACH_H
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
 #include "pecs/profiler/sampler.h"
 
 struct ref_engine;

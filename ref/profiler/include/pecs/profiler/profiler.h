@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
 
 /* fuchsia.cpu.profiler SessionConfigureError / SessionStartError values. */
 enum ref_profiler_fidl_error {

@@ -7,7 +7,7 @@
 #ifndef PECS_PROFILER_REPLAY_H
 #define PECS_PROFILER_REPLAY_H
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
 #include "pecs/profiler/profiler.h"
 
 int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profiler_stream *stream);

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
 #include "pecs/profiler/profiler.h"
 #include "pecs/stream/stream.h"
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
 #include "pecs/stream/stream.h"
 
 struct ref_stream_decoder;

@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pecs/impl.h"
+#include "pecs/profiler_stream.h"
+#include "pecs/sample.h"
 
 /* Receives one decoded sample; a negative return stops the parser with REF_STREAM_E_SINK
  * and is handed back to the caller of feed(). */

@@ -1,0 +1,34 @@
+/* A profiler stream as bytes: what a real profiler session (Fuchsia's, or the reference
+ * engine's live sampler) writes, in FXT or symbolizer markup, with the koid map that turns
+ * Fuchsia's ids into Linux pids and tids. The suite scripts one; the engine replays it.
+ */
+#ifndef PECS_PROFILER_STREAM_H
+#define PECS_PROFILER_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A Fuchsia kernel object id and the Linux pid or tid it stands for. */
+struct pecs_koid_map_entry {
+	uint64_t koid;
+	uint32_t linux_id;
+};
+
+enum pecs_stream_format {
+	PECS_STREAM_DETECT = 0, /* let the implementation peek, as Starnix does */
+	PECS_STREAM_FXT = 1,
+	PECS_STREAM_MARKUP = 2,
+};
+
+/* A scripted profiler: the bytes a real profiler session would have written. */
+struct pecs_profiler_stream {
+	size_t size;
+	enum pecs_stream_format format;
+	const uint8_t *data;
+	size_t len;
+	size_t chunk;          /* serve at most this many bytes per read; 0 = all at once */
+	const struct pecs_koid_map_entry *koids;
+	size_t nr_koids;
+};
+
+#endif /* PECS_PROFILER_STREAM_H */
