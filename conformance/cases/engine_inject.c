@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "pecs/vectors.h"
-#include "support_host.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/host.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 /* Long enough that an implementation's live sampler (ref attaches one at ENABLE) takes
  * no sample of its own between ENABLE and the first injection, which mutes it: at 100 us

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 /* A page mapped PROT_NONE; MAP_FAILED if the host refused one. */
 static void *inaccessible(struct pecs_t *t)

@@ -1,5 +1,5 @@
 /* Closing events of a group. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_GID (PECS_FORMAT_GROUP | PECS_FORMAT_ID)
 

@@ -1,6 +1,6 @@
 /* Event ids: unique and handed out in increasing order. Other processes open events too,
  * so consecutive ids are not promised here, only order. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define N_EVENTS 6
 

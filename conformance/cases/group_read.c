@@ -1,7 +1,7 @@
 /* Group reads seen from each fd, when members and leader ask for different formats. */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_GID (PECS_FORMAT_GROUP | PECS_FORMAT_ID)
 

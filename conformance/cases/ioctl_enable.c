@@ -3,8 +3,8 @@
  * Whether an event counts is observed through read(): a TASK_CLOCK counter that is
  * enabled grows while this thread burns CPU, a disabled one does not move.
  */
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define BURN_NS (2 * 1000 * 1000ull)
 

@@ -1,5 +1,5 @@
 /* PERF_EVENT_IOC_ID: the event's u64 id, the same one read() reports with FORMAT_ID. */
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 PECS_CASE(id_matches_read, "Required.Ioctl.Id.MatchesReadFormatId", "counting",
 	  "IOC-ID-WRITES-U64,IOC-ID-EQ-READ-ID")

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "pecs/vectors.h"
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 static int open_clock(struct pecs_t *t, uint64_t config)
 {

@@ -3,8 +3,8 @@
  * (rb_toggle_paused() and perf_output_begin() in kernel/events, measured here). */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)

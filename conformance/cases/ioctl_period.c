@@ -1,7 +1,7 @@
 /* PERF_EVENT_IOC_PERIOD: a new sample_period through a u64 pointer, for sampling events. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 

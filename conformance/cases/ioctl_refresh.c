@@ -1,8 +1,8 @@
 /* PERF_EVENT_IOC_REFRESH: allow n more overflows, enable, and disable after the n-th. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 

@@ -5,8 +5,8 @@
  * Measured on Linux 6.18. */
 #include <limits.h>
 
-#include "support_counting.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/wait.h"
 
 #define HIGH_BITS 0xffffffff00000000ul
 

@@ -4,7 +4,7 @@
  * event itself; an event that is mapped itself cannot be redirected; -1 detaches. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)

@@ -3,7 +3,7 @@
  * measured here). Lengths are counted in the host's pages, never in 4 KiB. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 static int open_event(struct pecs_t *t)
 {

@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define DATA_PAGES 2
 

@@ -4,7 +4,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 

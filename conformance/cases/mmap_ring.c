@@ -5,8 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 

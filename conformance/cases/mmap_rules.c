@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 1000000ull
 

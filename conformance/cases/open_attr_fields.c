@@ -1,7 +1,7 @@
 /* perf_event_attr fields that are reserved or only valid in combination. Every case
  * starts from a user-only CPU_CLOCK counter that opens, changes one thing, and expects
  * the error; where a field has several bad values each is tried. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* Report which bad value was accepted, not just that one was. */
 #define CHECK_EINVAL_EACH(t, attr, field, values)                                         \

@@ -7,8 +7,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "support_counting.h"
-#include "support_ring.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/ring.h"
 
 /* Only the clocks a timestamp may come from in NMI context: MONOTONIC (1),
  * MONOTONIC_RAW (4), REALTIME (0), BOOTTIME (7) and TAI (11). The CPU-time clocks, the

@@ -3,7 +3,7 @@
  * E2BIG with the implementation's own size written back so the caller can retry. */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define BEHAVIOURS_E2BIG "OPEN-SIZE-E2BIG,OPEN-SIZE-E2BIG-WRITEBACK"
 

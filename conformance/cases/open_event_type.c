@@ -1,6 +1,6 @@
 /* perf_event_attr.type and config: which events exist. Hardware types are left out on
  * purpose: whether they open depends on the host's PMU, not on the ABI. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 PECS_CASE(open_type_unknown, "Required.Open.Type.UnknownTypeEnoent", "", "OPEN-TYPE-UNKNOWN-ENOENT")
 {

@@ -4,7 +4,7 @@
  * 6.18. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)

@@ -1,5 +1,5 @@
 /* perf_event_open(2) flags argument. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 PECS_CASE(open_flags_unknown, "Required.Open.Flags.UnknownBitEinval", "",
 	  "OPEN-FLAGS-UNKNOWN-EINVAL")

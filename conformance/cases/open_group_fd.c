@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 PECS_CASE(open_group_bad_fd, "Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GROUP-FD-EBADF")
 {

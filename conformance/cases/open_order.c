@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* Above the kernel's PID_MAX_LIMIT (4M): no task can have it. */
 #define NO_SUCH_PID 0x3fffffff

@@ -3,7 +3,7 @@
  * test can be the reason for an error. */
 #include <limits.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 PECS_CASE(open_any_pid_any_cpu, "Required.Open.PidCpu.AnyPidAnyCpuEinval", "",
 	  "OPEN-PID-CPU-BOTH-ANY-EINVAL")

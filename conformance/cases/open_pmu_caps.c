@@ -4,7 +4,7 @@
  * here" (EOPNOTSUPP) was measured on Linux 6.18 (perf_copy_attr, perf_event_alloc,
  * perf_try_init_event in kernel/events/core.c). Each case starts from a user-only clock
  * event that opens, so only the field under test can be the reason. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define AUX_START_PAUSED 1u
 #define AUX_PAUSE 2u

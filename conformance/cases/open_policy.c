@@ -1,6 +1,6 @@
 /* What perf_event_paranoid and CAP_PERFMON decide at open. An unprivileged caller at
  * paranoid >= 2 may only watch user space; privileged callers may watch the kernel. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* Whether an unprivileged caller may see kernel addresses on this host. */
 static int kernel_allowed(struct pecs_t *t)

@@ -1,7 +1,7 @@
 /* Sampling parameters checked at open: rate, period, callchain depth, user stack and
  * register masks. The refusals apply to every implementation; the acceptances need a
  * sampling implementation. Limits come from the host, never from constants here. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* A user-only CPU_CLOCK sampler whose callchains leave the kernel out, so that opening
  * it needs no privilege. */

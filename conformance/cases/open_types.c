@@ -4,7 +4,7 @@
  * hw_breakpoint_event_init, perf_swevent_init), the same as root and as uid 65534. */
 #include <time.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* The tracepoint PMU numbers its events from 1 up; this id names none on any kernel. */
 #define NO_SUCH_TRACEPOINT 0x7fffffffull

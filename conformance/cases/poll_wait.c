@@ -7,8 +7,8 @@
 #include <time.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_thread.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/thread.h"
 
 #define MS 1000000ull
 

@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
-#include "support_ring.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/ring.h"
 
 #define RING_CAP 65536
 #define KOIDS_MAX 64

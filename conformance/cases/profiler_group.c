@@ -7,8 +7,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
-#include "support_ring.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/ring.h"
 
 #define KOIDS_MAX 64
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_ID)

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "support_profiler.h"
-#include "support_wait.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/wait.h"
 
 #define FXT_MAGIC 0x0016547846040010ull
 #define FXT_PROFILER 10ull

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
+#include "pecs/toolkit/profiler.h"
 
 #define KOIDS_MAX 64
 #define RING_CAP 16384

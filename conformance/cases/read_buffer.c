@@ -2,7 +2,7 @@
  * exactly read_size. */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_ALL_SINGLE                                                              \
 	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID | \

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <sys/mman.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_TE (PECS_FORMAT_TOTAL_TIME_ENABLED)
 #define FAULT_PAGES 256

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define BEHAVIOURS_GROUP                                                                \
 	"READ-LAYOUT-GROUP,READ-SIZE-EXACT,READ-GROUP-LEADER-FIRST,READ-GROUP-ANY-FD," \

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define BEHAVIOURS_SINGLE "READ-LAYOUT-SINGLE,READ-SIZE-EXACT,READ-ID-IS-IOC-ID,READ-TIMES-ORDER,READ-RESET-COUNT-ONLY"
 

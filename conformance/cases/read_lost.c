@@ -4,8 +4,8 @@
  * Linux 6.18. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 

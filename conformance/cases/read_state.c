@@ -3,9 +3,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "support_counting.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define RF_TIMES_ID \
 	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID)

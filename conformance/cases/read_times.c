@@ -5,9 +5,9 @@
  * perf_read_group). */
 #include <time.h>
 
-#include "support_counting.h"
-#include "support_thread.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/thread.h"
+#include "pecs/toolkit/wait.h"
 
 #define MS 1000000ull
 #define RF_TIMES (PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING)
@@ -108,7 +108,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 		PECS_CHECK_OK(t, fd);
 	}
 	/* let it count a little, bounded by wall time */
-	/* the thread stops by itself after 5 s of wall time (support_thread.h) */
+	/* the thread stops by itself after 5 s of wall time (pecs/toolkit/thread.h) */
 	end = pecs_clock_ns(CLOCK_MONOTONIC) + 4000 * MS;
 	while (v.value < 2 * MS && pecs_clock_ns(CLOCK_MONOTONIC) < end) {
 		nanosleep(&(struct timespec){0, MS / 2}, NULL);

@@ -1,5 +1,5 @@
 /* write() on an event fd: perf events define no write, so the kernel refuses it. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 PECS_CASE(read_write_einval, "Required.Read.Write.IsEinval", "", "READ-WRITE-EINVAL")
 {

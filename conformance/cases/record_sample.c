@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 #define SAMPLES 8

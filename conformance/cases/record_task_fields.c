@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_host.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/host.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define SAMPLES 8

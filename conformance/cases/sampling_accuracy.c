@@ -26,7 +26,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 1000000ull
 #define BURN_NS 250000000ull

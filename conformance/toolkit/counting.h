@@ -3,8 +3,8 @@
  * They return 0 or a negative errno and never record a verdict themselves, so each case
  * keeps its assertions in its own body.
  */
-#ifndef PECS_CASES_SUPPORT_COUNTING_H
-#define PECS_CASES_SUPPORT_COUNTING_H
+#ifndef PECS_TOOLKIT_COUNTING_H
+#define PECS_TOOLKIT_COUNTING_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,4 +58,4 @@ uint64_t pecs_cnt_u64(const void *buf, size_t off);
  * negative errno. */
 pid_t pecs_cnt_dead_pid(void);
 
-#endif /* PECS_CASES_SUPPORT_COUNTING_H */
+#endif /* PECS_TOOLKIT_COUNTING_H */

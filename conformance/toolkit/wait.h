@@ -7,8 +7,8 @@
  * wait that runs out therefore had the CPU it asked for, and what was missing is the
  * implementation's doing.
  */
-#ifndef PECS_CASES_SUPPORT_WAIT_H
-#define PECS_CASES_SUPPORT_WAIT_H
+#ifndef PECS_TOOLKIT_WAIT_H
+#define PECS_TOOLKIT_WAIT_H
 
 #include <stdint.h>
 
@@ -27,4 +27,4 @@ int pecs_budget_left(const struct pecs_budget *b);
  * starves the sampler and splits the two clocks on a traced run. */
 void pecs_burn_user(uint64_t ns);
 
-#endif /* PECS_CASES_SUPPORT_WAIT_H */
+#endif /* PECS_TOOLKIT_WAIT_H */

@@ -6,8 +6,8 @@
  * holds, unmap and close. The ring is sized from the bytes the caller expects, so the
  * records never wrap and can be compared as one span.
  */
-#ifndef PECS_CASES_SUPPORT_PROFILER_H
-#define PECS_CASES_SUPPORT_PROFILER_H
+#ifndef PECS_TOOLKIT_PROFILER_H
+#define PECS_TOOLKIT_PROFILER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,4 +78,4 @@ extern const uint8_t pecs_fxt_magic[8];
  * are (a prefix of) the magic word, or markup whose first bytes cannot become it. */
 int pecs_vector_detect_agrees(const struct pecs_vec_stream *v);
 
-#endif /* PECS_CASES_SUPPORT_PROFILER_H */
+#endif /* PECS_TOOLKIT_PROFILER_H */

@@ -1,7 +1,7 @@
 /* What the host says a sample's task-dependent words must be, read from /proc and the
  * cgroup filesystem by the suite itself, never through the implementation. */
-#ifndef PECS_CASES_SUPPORT_HOST_H
-#define PECS_CASES_SUPPORT_HOST_H
+#ifndef PECS_TOOLKIT_HOST_H
+#define PECS_TOOLKIT_HOST_H
 
 #include <stdint.h>
 
@@ -16,4 +16,4 @@ int pecs_host_cgroup_id(uint64_t *id);
  * same as *size. */
 void pecs_host_page_size(uint64_t addr, uint64_t *size, uint64_t *alt);
 
-#endif /* PECS_CASES_SUPPORT_HOST_H */
+#endif /* PECS_TOOLKIT_HOST_H */

@@ -2,8 +2,8 @@
  * in user space until told to stop, and the case can wait until the kernel has finished
  * it. The thread also stops by itself after a few seconds, so a case that ends early
  * never leaves it burning a CPU under the next case. */
-#ifndef PECS_CASES_SUPPORT_THREAD_H
-#define PECS_CASES_SUPPORT_THREAD_H
+#ifndef PECS_TOOLKIT_THREAD_H
+#define PECS_TOOLKIT_THREAD_H
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -23,4 +23,4 @@ int pecs_spinner_start(struct pecs_spinner *s);
  * gone: by then the kernel has run its exit path, perf's included. 0, or -ETIMEDOUT. */
 int pecs_spinner_finish(struct pecs_spinner *s);
 
-#endif /* PECS_CASES_SUPPORT_THREAD_H */
+#endif /* PECS_TOOLKIT_THREAD_H */

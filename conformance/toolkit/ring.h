@@ -6,8 +6,8 @@
  * caller always sees one contiguous record. Nothing here trusts the implementation:
  * every size is checked against the ring before it is used.
  */
-#ifndef PECS_CASES_SUPPORT_RING_H
-#define PECS_CASES_SUPPORT_RING_H
+#ifndef PECS_TOOLKIT_RING_H
+#define PECS_TOOLKIT_RING_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,13 +50,13 @@ int pecs_ring_count(struct pecs_ring *r, uint32_t type);
 
 /* Burn this thread's CPU in short slices until the ring holds at least `want` records
  * of `type`, or until limit_ms of wall time and limit_ms of this thread's CPU time have
- * both passed (support_wait.h): a starved thread waits longer instead of giving up.
+ * both passed (wait.h): a starved thread waits longer instead of giving up.
  * Returns the count seen (may be < want). */
 int pecs_ring_wait(struct pecs_ring *r, uint32_t type, int want, int limit_ms);
 
 /* Burn this thread's CPU in user space until the value of fd (a TASK_CLOCK or CPU_CLOCK
  * event on this thread, non-group read_format) has grown by ns, or a budget of limit_ms
- * (support_wait.h) is spent. The event's own clock is what its samples follow; the
+ * (wait.h) is spent. The event's own clock is what its samples follow; the
  * thread's CPU clock can run far ahead of it (ptrace). 0, -ETIMEDOUT, or -errno. */
 int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms);
 
@@ -122,4 +122,4 @@ int pecs_event_id(struct pecs_t *t, int fd, uint64_t *id);
 /* The first u64 a read() returns (the value of a non-group read_format). */
 int pecs_event_value(struct pecs_t *t, int fd, uint64_t *value);
 
-#endif /* PECS_CASES_SUPPORT_RING_H */
+#endif /* PECS_TOOLKIT_RING_H */
