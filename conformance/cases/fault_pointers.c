@@ -16,7 +16,7 @@ static void *inaccessible(struct pecs_t *t)
 	return p;
 }
 
-PECS_CASE(read_bad_buffer, "Required.Read.Buffer.InaccessibleEfault", "counting",
+PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting",
 	  "READ-BAD-BUFFER-EFAULT")
 {
 	void *bad = inaccessible(t);
@@ -35,7 +35,7 @@ PECS_CASE(read_bad_buffer, "Required.Read.Buffer.InaccessibleEfault", "counting"
 	munmap(bad, 4096);
 }
 
-PECS_CASE(id_bad_pointer, "Required.Ioctl.Id.InaccessiblePointerEfault", "counting",
+PECS_CASE("Required.Ioctl.Id.InaccessiblePointerEfault", "counting",
 	  "IOC-ID-BAD-PTR-EFAULT")
 {
 	void *bad = inaccessible(t);
@@ -53,7 +53,7 @@ PECS_CASE(id_bad_pointer, "Required.Ioctl.Id.InaccessiblePointerEfault", "counti
 	munmap(bad, 4096);
 }
 
-PECS_CASE(period_bad_pointer, "Required.Ioctl.Period.InaccessiblePointerEfault", "counting",
+PECS_CASE("Required.Ioctl.Period.InaccessiblePointerEfault", "counting",
 	  "IOC-PERIOD-BAD-PTR-EFAULT")
 {
 	void *bad = inaccessible(t);

@@ -4,7 +4,7 @@
 
 #define N_EVENTS 6
 
-PECS_CASE(group_ids_increasing, "Required.Group.Id.StrictlyIncreasing", "counting",
+PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting",
 	  "GROUP-ID-INCREASING")
 {
 	uint64_t ids[N_EVENTS];
@@ -24,7 +24,7 @@ PECS_CASE(group_ids_increasing, "Required.Group.Id.StrictlyIncreasing", "countin
 }
 
 /* Closing an event does not free its id for the next one. */
-PECS_CASE(group_ids_not_reused, "Required.Group.Id.NotReusedAfterClose", "counting",
+PECS_CASE("Required.Group.Id.NotReusedAfterClose", "counting",
 	  "GROUP-ID-INCREASING")
 {
 	uint64_t first, again;
@@ -41,7 +41,7 @@ PECS_CASE(group_ids_not_reused, "Required.Group.Id.NotReusedAfterClose", "counti
 }
 
 /* Each member has its own id, not the leader's, and they follow creation order. */
-PECS_CASE(group_ids_members_own, "Required.Group.Id.MembersHaveOwnIds", "counting,read.group",
+PECS_CASE("Required.Group.Id.MembersHaveOwnIds", "counting,read.group",
 	  "GROUP-ID-OWN,GROUP-ID-INCREASING")
 {
 	uint64_t ids[4];

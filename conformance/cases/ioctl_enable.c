@@ -44,7 +44,7 @@ static int open_pair(struct pecs_t *t, int *leader, int *member)
 			   got_ ? "counted" : "did not count");                        \
 	} while (0)
 
-PECS_CASE(enable_starts_disable_freezes, "Required.Ioctl.Enable.StartsAndDisableFreezes",
+PECS_CASE("Required.Ioctl.Enable.StartsAndDisableFreezes",
 	  "counting", "IOC-ENABLE-STARTS,IOC-DISABLE-FREEZES")
 {
 	struct pecs_attr a;
@@ -59,7 +59,7 @@ PECS_CASE(enable_starts_disable_freezes, "Required.Ioctl.Enable.StartsAndDisable
 	CHECK_COUNTING(t, fd, 0);
 }
 
-PECS_CASE(enable_idempotent, "Required.Ioctl.Enable.Idempotent", "counting",
+PECS_CASE("Required.Ioctl.Enable.Idempotent", "counting",
 	  "IOC-ENABLE-IDEMPOTENT")
 {
 	struct pecs_attr a;
@@ -76,7 +76,7 @@ PECS_CASE(enable_idempotent, "Required.Ioctl.Enable.Idempotent", "counting",
 	CHECK_COUNTING(t, fd, 0);
 }
 
-PECS_CASE(reset_zeroes_count_only, "Required.Ioctl.Reset.ZeroesCountKeepsTimes", "counting",
+PECS_CASE("Required.Ioctl.Reset.ZeroesCountKeepsTimes", "counting",
 	  "IOC-RESET-COUNT-ONLY")
 {
 	struct pecs_attr a;
@@ -99,7 +99,7 @@ PECS_CASE(reset_zeroes_count_only, "Required.Ioctl.Reset.ZeroesCountKeepsTimes",
 		   (unsigned long long)v[1], (unsigned long long)v[2]);
 }
 
-PECS_CASE(reset_while_enabled, "Required.Ioctl.Reset.WhileEnabledRestartsAtZero", "counting",
+PECS_CASE("Required.Ioctl.Reset.WhileEnabledRestartsAtZero", "counting",
 	  "IOC-RESET-RUNNING")
 {
 	struct pecs_attr a;
@@ -119,7 +119,7 @@ PECS_CASE(reset_while_enabled, "Required.Ioctl.Reset.WhileEnabledRestartsAtZero"
 	CHECK_COUNTING(t, fd, 1);
 }
 
-PECS_CASE(group_enable_leader, "Required.Ioctl.Group.EnableOnLeaderEnablesSiblings",
+PECS_CASE("Required.Ioctl.Group.EnableOnLeaderEnablesSiblings",
 	  "counting,read.group",
 	  "IOC-FLAG-GROUP-LEADER")
 {
@@ -131,7 +131,7 @@ PECS_CASE(group_enable_leader, "Required.Ioctl.Group.EnableOnLeaderEnablesSiblin
 	CHECK_COUNTING(t, member, 1);
 }
 
-PECS_CASE(group_enable_member, "Required.Ioctl.Group.EnableOnMemberEnablesGroup",
+PECS_CASE("Required.Ioctl.Group.EnableOnMemberEnablesGroup",
 	  "counting,read.group",
 	  "IOC-FLAG-GROUP-MEMBER")
 {
@@ -143,7 +143,7 @@ PECS_CASE(group_enable_member, "Required.Ioctl.Group.EnableOnMemberEnablesGroup"
 	CHECK_COUNTING(t, member, 1);
 }
 
-PECS_CASE(group_no_flag_leader_only, "Required.Ioctl.Group.NoFlagTouchesOnlyThatEvent",
+PECS_CASE("Required.Ioctl.Group.NoFlagTouchesOnlyThatEvent",
 	  "counting,read.group", "IOC-NO-FLAG-SINGLE")
 {
 	int leader, member;
@@ -154,8 +154,7 @@ PECS_CASE(group_no_flag_leader_only, "Required.Ioctl.Group.NoFlagTouchesOnlyThat
 	CHECK_COUNTING(t, member, 0);
 }
 
-PECS_CASE(group_disable_then_enable_leader,
-	  "Required.Ioctl.Group.DisableGroupThenEnableLeaderLeavesSiblings",
+PECS_CASE("Required.Ioctl.Group.DisableGroupThenEnableLeaderLeavesSiblings",
 	  "counting,read.group",
 	  "IOC-FLAG-GROUP-DISABLE,IOC-NO-FLAG-SINGLE")
 {
@@ -172,7 +171,7 @@ PECS_CASE(group_disable_then_enable_leader,
 	CHECK_COUNTING(t, member, 0);
 }
 
-PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGroup",
+PECS_CASE("Required.Ioctl.Group.ResetOnMemberResetsGroup",
 	  "counting,read.group",
 	  "IOC-FLAG-GROUP-MEMBER,IOC-RESET-COUNT-ONLY")
 {
@@ -192,7 +191,7 @@ PECS_CASE(group_reset_from_member, "Required.Ioctl.Group.ResetOnMemberResetsGrou
 	PECS_CHECK_EQ(t, v, 0);
 }
 
-PECS_CASE(arg_truncated_to_u32, "Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting,read.group",
+PECS_CASE("Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting,read.group",
 	  "IOC-ARG-U32-BIT0")
 {
 	int leader, member;

@@ -13,7 +13,7 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(period_counting_einval, "Required.Ioctl.Period.CountingEventEinval", "counting",
+PECS_CASE("Required.Ioctl.Period.CountingEventEinval", "counting",
 	  "IOC-PERIOD-EINVAL-COUNTING")
 {
 	struct pecs_attr a;
@@ -25,7 +25,7 @@ PECS_CASE(period_counting_einval, "Required.Ioctl.Period.CountingEventEinval", "
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
 }
 
-PECS_CASE(period_zero_einval, "Required.Ioctl.Period.ZeroEinval", "counting",
+PECS_CASE("Required.Ioctl.Period.ZeroEinval", "counting",
 	  "IOC-PERIOD-EINVAL-ZERO")
 {
 	uint64_t p = 0;
@@ -35,7 +35,7 @@ PECS_CASE(period_zero_einval, "Required.Ioctl.Period.ZeroEinval", "counting",
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
 }
 
-PECS_CASE(period_bit63_einval, "Required.Ioctl.Period.Bit63Einval", "counting",
+PECS_CASE("Required.Ioctl.Period.Bit63Einval", "counting",
 	  "IOC-PERIOD-EINVAL-BIT63")
 {
 	uint64_t p = (1ull << 63) | PERIOD_NS;
@@ -45,7 +45,7 @@ PECS_CASE(period_bit63_einval, "Required.Ioctl.Period.Bit63Einval", "counting",
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
 }
 
-PECS_CASE(period_null_efault, "Required.Ioctl.Period.NullPointerEfault", "counting",
+PECS_CASE("Required.Ioctl.Period.NullPointerEfault", "counting",
 	  "IOC-PERIOD-EFAULT")
 {
 	int fd = open_sampler(t, PECS_SAMPLE_IP);
@@ -54,7 +54,7 @@ PECS_CASE(period_null_efault, "Required.Ioctl.Period.NullPointerEfault", "counti
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, 0), EFAULT);
 }
 
-PECS_CASE(period_accepted, "Required.Ioctl.Period.SamplingEventAccepts", "counting",
+PECS_CASE("Required.Ioctl.Period.SamplingEventAccepts", "counting",
 	  "IOC-PERIOD-OK")
 {
 	uint64_t p = 2 * PERIOD_NS;
@@ -66,7 +66,7 @@ PECS_CASE(period_accepted, "Required.Ioctl.Period.SamplingEventAccepts", "counti
 
 /* The new period governs when samples are taken: with 10x the open-time period,
  * consecutive samples of a thread that never stops running are at least ~that far apart. */
-PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling",
+PECS_CASE("Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling",
 	  "IOC-PERIOD-EFFECT")
 {
 	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_TIME;
@@ -101,7 +101,7 @@ PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,
 /* Linux quirk (measured, and perf_event_alloc/perf_swevent_hrtimer in core.c): a clock
  * event's PERF_SAMPLE_PERIOD is the period it was opened with (hw.last_period, which
  * IOC_PERIOD does not update), although the timer runs at the new period. */
-PECS_CASE(period_field_clock, "Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
+PECS_CASE("Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
 	  "mmap,sampling", "IOC-PERIOD-CLOCK-FIELD")
 {
 	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_PERIOD;

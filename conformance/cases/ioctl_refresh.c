@@ -6,7 +6,7 @@
 
 #define PERIOD_NS 100000ull
 
-PECS_CASE(refresh_counting_einval, "Required.Ioctl.Refresh.CountingEventEinval", "counting",
+PECS_CASE("Required.Ioctl.Refresh.CountingEventEinval", "counting",
 	  "IOC-REFRESH-EINVAL-COUNTING")
 {
 	struct pecs_attr a;
@@ -17,7 +17,7 @@ PECS_CASE(refresh_counting_einval, "Required.Ioctl.Refresh.CountingEventEinval",
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 1), EINVAL);
 }
 
-PECS_CASE(refresh_inherit_einval, "Required.Ioctl.Refresh.InheritEventEinval", "ioctl.refresh",
+PECS_CASE("Required.Ioctl.Refresh.InheritEventEinval", "ioctl.refresh",
 	  "IOC-REFRESH-EINVAL-INHERIT")
 {
 	struct pecs_attr a;
@@ -29,7 +29,7 @@ PECS_CASE(refresh_inherit_einval, "Required.Ioctl.Refresh.InheritEventEinval", "
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 1), EINVAL);
 }
 
-PECS_CASE(refresh_disables_after_n, "Required.Ioctl.Refresh.DisablesAfterN",
+PECS_CASE("Required.Ioctl.Refresh.DisablesAfterN",
 	  "ioctl.refresh,mmap,sampling", "IOC-REFRESH-N-OVERFLOWS")
 {
 	const int n = 3;
@@ -57,7 +57,7 @@ PECS_CASE(refresh_disables_after_n, "Required.Ioctl.Refresh.DisablesAfterN",
 	PECS_CHECK_EQ(t, v[1], te);
 }
 
-PECS_CASE(refresh_again, "Required.Ioctl.Refresh.RefreshAgainResumes",
+PECS_CASE("Required.Ioctl.Refresh.RefreshAgainResumes",
 	  "ioctl.refresh,mmap,sampling", "IOC-REFRESH-N-OVERFLOWS")
 {
 	struct pecs_attr a;

@@ -10,7 +10,7 @@
 
 #define HIGH_BITS 0xffffffff00000000ul
 
-PECS_CASE(ioc_cmd_u32, "Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting",
+PECS_CASE("Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting",
 	  "IOC-CMD-U32")
 {
 #if ULONG_MAX > 0xffffffffu
@@ -37,7 +37,7 @@ PECS_CASE(ioc_cmd_u32, "Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "cou
 #endif
 }
 
-PECS_CASE(ioc_period_freq_max, "Required.Ioctl.Period.FrequencyEventBoundedByMaxRate",
+PECS_CASE("Required.Ioctl.Period.FrequencyEventBoundedByMaxRate",
 	  "sampling", "IOC-PERIOD-FREQ-MAX")
 {
 	struct pecs_attr a;

@@ -7,12 +7,12 @@
 
 #define BEHAVIOURS_E2BIG "OPEN-SIZE-E2BIG,OPEN-SIZE-E2BIG-WRITEBACK"
 
-PECS_CASE(open_attr_null, "Required.Open.AttrSize.NullAttrEfault", "", "OPEN-ATTR-NULL-EFAULT")
+PECS_CASE("Required.Open.AttrSize.NullAttrEfault", "", "OPEN-ATTR-NULL-EFAULT")
 {
 	PECS_CHECK_ERR(t, pecs_open(t, NULL, 0, -1, -1, 0), EFAULT);
 }
 
-PECS_CASE(open_attr_size_zero, "Required.Open.AttrSize.ZeroMeansVer0", "",
+PECS_CASE("Required.Open.AttrSize.ZeroMeansVer0", "",
 	  "OPEN-SIZE-ZERO-VER0,OPEN-SIZE-NO-WRITEBACK-ON-SUCCESS")
 {
 	struct pecs_attr attr;
@@ -31,7 +31,7 @@ PECS_CASE(open_attr_size_zero, "Required.Open.AttrSize.ZeroMeansVer0", "",
 }
 
 /* Below VER0 nothing is a valid attr. */
-PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
 {
 	static const uint32_t sizes[] = {1, 8, 32, PECS_ATTR_SIZE_VER0 - 1};
 	struct pecs_attr attr;
@@ -52,7 +52,7 @@ PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHA
 /* The size E2BIG writes back is the implementation's own struct: a published version, or
  * (on a kernel newer than the vectors) a larger multiple of 8. Checked against the vectors,
  * not against the size the adapter probed the same way. */
-PECS_CASE(open_attr_writeback_published, "Required.Open.AttrSize.WriteBackIsPublishedSize", "",
+PECS_CASE("Required.Open.AttrSize.WriteBackIsPublishedSize", "",
 	  BEHAVIOURS_E2BIG)
 {
 	struct pecs_attr attr;
@@ -75,7 +75,7 @@ PECS_CASE(open_attr_writeback_published, "Required.Open.AttrSize.WriteBackIsPubl
 }
 
 /* Above a page nothing is read at all, zero or not. */
-PECS_CASE(open_attr_over_page, "Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -92,7 +92,7 @@ PECS_CASE(open_attr_over_page, "Required.Open.AttrSize.OverPageE2big", "", BEHAV
 	PECS_CHECK_EQ(t, attr->size, pecs_host(t)->attr_size);
 }
 
-PECS_CASE(open_attr_versions, "Required.Open.AttrSize.EachPublishedSizeOk", "",
+PECS_CASE("Required.Open.AttrSize.EachPublishedSizeOk", "",
 	  "OPEN-SIZE-VERSIONS-OK")
 {
 	size_t len;
@@ -118,7 +118,7 @@ PECS_CASE(open_attr_versions, "Required.Open.AttrSize.EachPublishedSizeOk", "",
 }
 
 /* Sizes that are no published version are fine too: the rule is about bytes. */
-PECS_CASE(open_attr_odd_sizes, "Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
+PECS_CASE("Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -139,7 +139,7 @@ PECS_CASE(open_attr_odd_sizes, "Required.Open.AttrSize.OddSizesOk", "", "OPEN-SI
 	}
 }
 
-PECS_CASE(open_attr_page_zero_tail, "Required.Open.AttrSize.PageWithZeroTailOk", "",
+PECS_CASE("Required.Open.AttrSize.PageWithZeroTailOk", "",
 	  "OPEN-SIZE-ZERO-TAIL-OK")
 {
 	size_t len;
@@ -153,7 +153,7 @@ PECS_CASE(open_attr_page_zero_tail, "Required.Open.AttrSize.PageWithZeroTailOk",
 }
 
 /* A non-zero byte the implementation does not know could be a request it would ignore. */
-PECS_CASE(open_attr_nonzero_tail, "Required.Open.AttrSize.NonzeroTailE2big", "",
+PECS_CASE("Required.Open.AttrSize.NonzeroTailE2big", "",
 	  BEHAVIOURS_E2BIG ",OPEN-SIZE-NONZERO-TAIL-E2BIG")
 {
 	size_t len;
@@ -186,7 +186,7 @@ PECS_CASE(open_attr_nonzero_tail, "Required.Open.AttrSize.NonzeroTailE2big", "",
 }
 
 /* Fields past size are not part of the attr, whatever the struct holds there. */
-PECS_CASE(open_attr_past_size_ignored, "Required.Open.AttrSize.FieldsPastSizeIgnored", "",
+PECS_CASE("Required.Open.AttrSize.FieldsPastSizeIgnored", "",
 	  "OPEN-SIZE-TRUNCATES")
 {
 	struct pecs_attr attr;

@@ -14,7 +14,7 @@ static void sampler(struct pecs_t *t, struct pecs_attr *a)
 	pecs_attr_sampling(t, a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
 }
 
-PECS_CASE(open_fd_output_unmapped, "Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "",
+PECS_CASE("Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "",
 	  "OPEN-GROUP-FD-OUTPUT")
 {
 	struct pecs_attr a;
@@ -27,7 +27,7 @@ PECS_CASE(open_fd_output_unmapped, "Required.Open.GroupFd.FdOutputUnmappedTarget
 				    PECS_FLAG_FD_OUTPUT | PECS_FLAG_FD_NO_GROUP), EINVAL);
 }
 
-PECS_CASE(open_fd_output_redirects, "Required.Open.GroupFd.FdOutputWritesIntoGroupFdRing",
+PECS_CASE("Required.Open.GroupFd.FdOutputWritesIntoGroupFdRing",
 	  "mmap,sampling", "OPEN-GROUP-FD-OUTPUT")
 {
 	static struct pecs_ring r;

@@ -32,7 +32,7 @@ static void deep_callchain(struct pecs_t *t, struct pecs_attr *a)
 	a->sample_max_stack = (uint16_t)(pecs_host(t)->max_stack + 1);
 }
 
-PECS_CASE(open_order_pairs, "Required.Open.Order.EarlierCheckWins", "", "OPEN-ORDER")
+PECS_CASE("Required.Open.Order.EarlierCheckWins", "", "OPEN-ORDER")
 {
 	int ncpus = pecs_host(t)->ncpus, devnull;
 	int kernel_ok = pecs_host(t)->privileged || pecs_host(t)->paranoid < 2;
@@ -120,10 +120,8 @@ PECS_CASE(open_order_pairs, "Required.Open.Order.EarlierCheckWins", "", "OPEN-OR
 		int r2 = pecs_open(t, &a, devnull, 0, -1, PECS_FLAG_PID_CGROUP);
 
 		close(devnull);
-		PECS_CHECK(t, r == -ENOENT, "unknown type with a bad cgroup fd: %s, expected -ENOENT",
-			   pecs_retname(r));
-		PECS_CHECK(t, r2 == -EBADF, "bad cgroup fd with too deep a callchain: %s, "
-			   "expected -EBADF", pecs_retname(r2));
+		PECS_CHECK_ERR(t, r, ENOENT, "unknown type with a bad cgroup fd");
+		PECS_CHECK_ERR(t, r2, EBADF, "bad cgroup fd with too deep a callchain");
 	}
 
 	/* aux_output before the callchain depth and the clock */
@@ -158,7 +156,7 @@ PECS_CASE(open_order_pairs, "Required.Open.Order.EarlierCheckWins", "", "OPEN-OR
  * so an open refused there (ENOENT) uses one up, while one refused earlier (EINVAL from
  * the attr's rules) does not. Other processes take ids too, so the gaps are measured
  * several times and the smallest kept: a gap can only grow from outside. */
-PECS_CASE(open_id_spent, "Required.Open.Order.LateFailureSpendsAnId", "counting",
+PECS_CASE("Required.Open.Order.LateFailureSpendsAnId", "counting",
 	  "OPEN-ID-SPENT-ON-LATE-FAILURE")
 {
 	uint64_t min_late = ~0ull, min_early = ~0ull;

@@ -8,7 +8,7 @@ static int kernel_allowed(struct pecs_t *t)
 	return pecs_host(t)->privileged || pecs_host(t)->paranoid < 2;
 }
 
-PECS_CASE(open_policy_kernel, "Required.Open.Policy.CountingKernelNeedsPrivilege", "policy",
+PECS_CASE("Required.Open.Policy.CountingKernelNeedsPrivilege", "policy",
 	  "OPEN-POLICY-EXCLUDE-KERNEL")
 {
 	struct pecs_attr attr;
@@ -23,7 +23,7 @@ PECS_CASE(open_policy_kernel, "Required.Open.Policy.CountingKernelNeedsPrivilege
 		PECS_CHECK_ERR(t, ret, EACCES);
 }
 
-PECS_CASE(open_policy_phys_addr, "Required.Open.Policy.PhysAddrNeedsPrivilege", "policy",
+PECS_CASE("Required.Open.Policy.PhysAddrNeedsPrivilege", "policy",
 	  "OPEN-POLICY-PHYS-ADDR")
 {
 	struct pecs_attr attr;
@@ -39,7 +39,7 @@ PECS_CASE(open_policy_phys_addr, "Required.Open.Policy.PhysAddrNeedsPrivilege", 
 }
 
 /* Namespace records need CAP_PERFMON whatever the paranoid level. */
-PECS_CASE(open_policy_namespaces, "Required.Open.Policy.NamespacesNeedsPrivilege", "policy",
+PECS_CASE("Required.Open.Policy.NamespacesNeedsPrivilege", "policy",
 	  "OPEN-POLICY-NAMESPACES")
 {
 	struct pecs_attr attr;

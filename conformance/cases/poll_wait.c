@@ -23,7 +23,7 @@ static int open_thread_sampler(struct pecs_t *t, pid_t tid, int enabled)
 	return pecs_open(t, &a, tid, -1, -1, 0);
 }
 
-PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
+PECS_CASE("Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
 	  "poll,mmap", "POLL-TIMEOUT")
 {
 	struct pecs_ring r;
@@ -41,7 +41,7 @@ PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTim
 		   (unsigned long long)(took / 1000));
 }
 
-PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
+PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait",
 	  "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
 {
 	struct pecs_spinner s;
@@ -80,7 +80,7 @@ PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
 	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
 }
 
-PECS_CASE(poll_task_exited, "Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
+PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
 	  "POLL-TASK-EXITED-HUP")
 {
 	struct pecs_spinner s;

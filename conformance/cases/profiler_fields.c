@@ -71,7 +71,7 @@ static size_t expected_records(const struct pecs_vec_stream *v, uint64_t st, uin
 	return len;
 }
 
-PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
+PECS_CASE("Required.Profiler.Fields.SampleTypeSubsets",
 	  "profiler.replay,mmap", "PROF-REPLAY,PROF-FIELDS-SAMPLE-TYPE,STREAM-KOID-MAP,FXT-INIT,FXT-BACKTRACE,"
 	  "MARKUP-BLOCK")
 {
@@ -142,7 +142,7 @@ PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
 
 /* Two ENABLE/DISABLE rounds on one event: the second session replays the script from
  * byte 0, so the ring holds the vector's records twice, back to back. */
-PECS_CASE(profiler_replay_twice, "Required.Profiler.Replay.EachEnableReplaysFromStart",
+PECS_CASE("Required.Profiler.Replay.EachEnableReplaysFromStart",
 	  "profiler.replay,mmap", "PROF-REPLAY,PROF-DISABLE-DRAIN")
 {
 	static struct pecs_ring ring;

@@ -39,7 +39,7 @@ static const struct pecs_vec_stream *pick_vector(void)
 	return NULL;
 }
 
-PECS_CASE(profiler_member_id, "Required.Profiler.Group.MemberSamplesCarryMemberId",
+PECS_CASE("Required.Profiler.Group.MemberSamplesCarryMemberId",
 	  "profiler.replay,mmap", "REC-SAMPLE-MEMBER-ID,GROUP-ID-OWN,PROF-REPLAY")
 {
 	static struct pecs_ring r;

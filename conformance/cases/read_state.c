@@ -21,7 +21,7 @@ static ssize_t read_counts(struct pecs_t *t, int fd, struct counts *c)
 	return pecs_read(t, fd, c, sizeof(*c));
 }
 
-PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
+PECS_CASE("Required.Read.Disabled.ValuesZero", "counting",
 	  "READ-DISABLED-ZERO,READ-ID-IS-IOC-ID")
 {
 	struct pecs_attr attr;
@@ -40,7 +40,7 @@ PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
 	PECS_CHECK(t, id != 0, "IOC_ID gave 0");
 }
 
-PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
+PECS_CASE("Required.Read.Disable.ValuesFrozen", "counting",
 	  "READ-DISABLE-FREEZES")
 {
 	struct counts a, b;
@@ -64,7 +64,7 @@ PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
 }
 
-PECS_CASE(read_reset_keeps_times, "Required.Read.Reset.ZeroesCountKeepsTimes", "counting",
+PECS_CASE("Required.Read.Reset.ZeroesCountKeepsTimes", "counting",
 	  "READ-RESET-COUNT-ONLY")
 {
 	struct counts a, b;
@@ -86,7 +86,7 @@ PECS_CASE(read_reset_keeps_times, "Required.Read.Reset.ZeroesCountKeepsTimes", "
 	PECS_CHECK_EQ(t, b.id, a.id);
 }
 
-PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "counting",
+PECS_CASE("Required.Read.Reset.WhileEnabledRestarts", "counting",
 	  "READ-RESET-RESTARTS")
 {
 	struct counts a, b;
@@ -144,13 +144,13 @@ static void check_counts_cpu(struct pecs_t *t, uint64_t config)
 		   (unsigned long long)c.value);
 }
 
-PECS_CASE(read_count_task_clock, "Required.Read.Count.TaskClockFollowsCpu", "counting",
+PECS_CASE("Required.Read.Count.TaskClockFollowsCpu", "counting",
 	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
 {
 	check_counts_cpu(t, PECS_SW_TASK_CLOCK);
 }
 
-PECS_CASE(read_count_cpu_clock, "Required.Read.Count.CpuClockFollowsCpu", "counting",
+PECS_CASE("Required.Read.Count.CpuClockFollowsCpu", "counting",
 	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
 {
 	check_counts_cpu(t, PECS_SW_CPU_CLOCK);

@@ -26,7 +26,7 @@ static int read_times(struct pecs_t *t, int fd, struct times *v)
  * is scheduled (preempted time is off the CPU too, so it cannot add to the task's time),
  * while an event that follows the wall clock shows at least the sleep, however little
  * the thread ran. Neither verdict depends on how the host scheduled the thread. */
-PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
+PECS_CASE("Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
 	  "READ-TIMES-TASK")
 {
 	const uint64_t sleep_ns = 100 * MS, burn_ns = 2 * MS;
@@ -62,7 +62,7 @@ PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "c
 		   (unsigned long long)slept, (unsigned long long)cpu);
 }
 
-PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClock",
+PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock",
 	  "counting", "READ-TIMES-TASK")
 {
 	uint64_t wall;
@@ -90,7 +90,7 @@ PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClo
 }
 
 /* An event on a thread that has exited keeps the count and times it had at the exit. */
-PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
+PECS_CASE("Required.Read.Times.FinishedThreadFrozen",
 	  "counting,pid.other", "READ-FINISHED-THREAD")
 {
 	struct pecs_spinner s;
@@ -130,7 +130,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 
 /* A group read carries one time_enabled/time_running pair: the leader's. A member
  * enabled later has less time of its own, which a read of it alone shows. */
-PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
+PECS_CASE("Required.Read.Group.TimesAreTheLeaders",
 	  "counting,read.group", "READ-GROUP-TIMES-LEADER")
 {
 	struct {
@@ -175,7 +175,7 @@ PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
 /* A member is scheduled only with its group: while its leader is disabled an enabled
  * member neither counts nor accrues time, enabled or running (measured: all three stay
  * 0, and stand still again once the leader is disabled). */
-PECS_CASE(event_group_running, "Required.Group.Schedule.MemberRunsOnlyWithItsLeader",
+PECS_CASE("Required.Group.Schedule.MemberRunsOnlyWithItsLeader",
 	  "counting", "EVENT-GROUP-RUNNING")
 {
 	struct pecs_attr a;

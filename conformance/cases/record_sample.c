@@ -95,7 +95,7 @@ static int check_ip(struct pecs_t *t, struct walk *w, const struct pecs_parsed_s
 	return 0;
 }
 
-PECS_CASE(sample_ip_tid_time, "Required.Record.Sample.IpTidTime", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.IpTidTime", "mmap,sampling",
 	  "REC-SAMPLE-HEADER,REC-SAMPLE-SIZE,REC-SAMPLE-TID,REC-SAMPLE-TIME")
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME,
@@ -129,7 +129,7 @@ static int check_ids(struct pecs_t *t, struct walk *w, const struct pecs_parsed_
 	return check_ip(t, w, s);
 }
 
-PECS_CASE(sample_ids, "Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-SAMPLE-IDS,REC-SAMPLE-CPU,REC-SAMPLE-PERIOD")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -176,7 +176,7 @@ static int check_callchain(struct pecs_t *t, struct walk *w, const struct pecs_p
 	return 0;
 }
 
-PECS_CASE(sample_callchain, "Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-CALLCHAIN-USER,REC-CALLCHAIN-MAX")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -215,7 +215,7 @@ static int check_read_single(struct pecs_t *t, struct walk *w, const struct pecs
 	return 0;
 }
 
-PECS_CASE(sample_read_single, "Required.Record.Sample.ReadWithId", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.ReadWithId", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
@@ -251,7 +251,7 @@ static int check_read_group(struct pecs_t *t, struct walk *w, const struct pecs_
 	return 0;
 }
 
-PECS_CASE(sample_read_group, "Required.Record.Sample.ReadGroupLeaderFirst",
+PECS_CASE("Required.Record.Sample.ReadGroupLeaderFirst",
 	  "mmap,sampling,read.group", "REC-SAMPLE-SIZE,REC-SAMPLE-READ-GROUP")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
@@ -273,7 +273,7 @@ PECS_CASE(sample_read_group, "Required.Record.Sample.ReadGroupLeaderFirst",
 
 /* Linux writes a group member's own id into its samples (measured). Fuchsia's Starnix
  * snapshot in shared/seed writes the leader's: this case tells them apart. */
-PECS_CASE(sample_member_id, "Required.Record.Sample.GroupMemberCarriesOwnId",
+PECS_CASE("Required.Record.Sample.GroupMemberCarriesOwnId",
 	  "mmap,sampling,read.group", "REC-SAMPLE-MEMBER-ID")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -306,7 +306,7 @@ static int check_all(struct pecs_t *t, struct walk *w, const struct pecs_parsed_
 	return check_read_single(t, w, s);
 }
 
-PECS_CASE(sample_all_sw, "Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-SAMPLE-ORDER,REC-SAMPLE-ADDR-ZERO")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
