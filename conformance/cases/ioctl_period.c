@@ -13,56 +13,48 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE("Required.Ioctl.Period.CountingEventEinval", "counting",
-	  "IOC-PERIOD-EINVAL-COUNTING")
+/* One IOC_PERIOD call and its answer. */
+struct period_row {
+	struct pecs_row head;
+	int sampling;    /* the event samples (else it counts) */
+	int null_arg;    /* pass a NULL pointer instead of &period */
+	uint64_t period;
+	int err;         /* the errno expected, 0 for success */
+};
+
+static const struct period_row period_rows[] = {
+	{{"Required.Ioctl.Period.CountingEventEinval", "counting", "IOC-PERIOD-EINVAL-COUNTING"},
+	 0, 0, PERIOD_NS, EINVAL},
+	{{"Required.Ioctl.Period.ZeroEinval", "counting", "IOC-PERIOD-EINVAL-ZERO"},
+	 1, 0, 0, EINVAL},
+	{{"Required.Ioctl.Period.Bit63Einval", "counting", "IOC-PERIOD-EINVAL-BIT63"},
+	 1, 0, (1ull << 63) | PERIOD_NS, EINVAL},
+	{{"Required.Ioctl.Period.NullPointerEfault", "counting", "IOC-PERIOD-EFAULT"},
+	 1, 1, 0, EFAULT},
+	{{"Required.Ioctl.Period.SamplingEventAccepts", "counting", "IOC-PERIOD-OK"},
+	 1, 0, 2 * PERIOD_NS, 0},
+};
+
+static void period_case(struct pecs_t *t, const struct period_row *r)
 {
 	struct pecs_attr a;
-	uint64_t p = PERIOD_NS;
+	uint64_t p = r->period;
 	int fd;
 
-	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
-	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
+	if (r->sampling) {
+		fd = PECS_CHECK_OK(t, open_sampler(t, PECS_SAMPLE_IP));
+	} else {
+		pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+		fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	}
+	int ret = pecs_ioctl(t, fd, PECS_IOC_PERIOD, r->null_arg ? 0 : (unsigned long)&p);
+	if (r->err)
+		PECS_CHECK_ERR(t, ret, r->err, "PERIOD %#llx", (unsigned long long)r->period);
+	else
+		PECS_CHECK_EQ(t, ret, 0, "PERIOD %#llx", (unsigned long long)r->period);
 }
 
-PECS_CASE("Required.Ioctl.Period.ZeroEinval", "counting",
-	  "IOC-PERIOD-EINVAL-ZERO")
-{
-	uint64_t p = 0;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
-}
-
-PECS_CASE("Required.Ioctl.Period.Bit63Einval", "counting",
-	  "IOC-PERIOD-EINVAL-BIT63")
-{
-	uint64_t p = (1ull << 63) | PERIOD_NS;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
-}
-
-PECS_CASE("Required.Ioctl.Period.NullPointerEfault", "counting",
-	  "IOC-PERIOD-EFAULT")
-{
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, 0), EFAULT);
-}
-
-PECS_CASE("Required.Ioctl.Period.SamplingEventAccepts", "counting",
-	  "IOC-PERIOD-OK")
-{
-	uint64_t p = 2 * PERIOD_NS;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
-}
+PECS_CASE_TABLE(period_rows, period_case);
 
 /* The new period governs when samples are taken: with 10x the open-time period,
  * consecutive samples of a thread that never stops running are at least ~that far apart. */
