@@ -29,7 +29,7 @@ PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap",
 
 		PECS_CHECK_OK(t, fd);
 		r = pecs_mmap(t, fd, pages(t, ok[i]), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &addr);
-		PECS_CHECK(t, r == 0, "%u pages: %s", ok[i], pecs_retname(r));
+		PECS_CHECK_OK(t, r, "%u pages", ok[i]);
 	}
 }
 

@@ -41,8 +41,7 @@ PECS_CASE("Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
 		attr.size = sizes[i];
 		int ret = pecs_open(t, &attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret == -E2BIG, "size %u: %s, expected -E2BIG", sizes[i],
-			   pecs_retname(ret));
+		PECS_CHECK_ERR(t, ret, E2BIG, "size %u", sizes[i]);
 		PECS_CHECK(t, attr.size == pecs_host(t)->attr_size,
 			   "size %u: E2BIG wrote back %u, expected %u", sizes[i], attr.size,
 			   pecs_host(t)->attr_size);
@@ -109,8 +108,7 @@ PECS_CASE("Required.Open.AttrSize.EachPublishedSizeOk", "",
 		attr->size = v->size;
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret >= 0, "tcId %d: %s (%u bytes): %s", v->tc_id, v->name, v->size,
-			   pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "tcId %d: %s (%u bytes)", v->tc_id, v->name, v->size);
 		PECS_CHECK(t, attr->size == v->size, "tcId %d: size changed to %u on success",
 			   v->tc_id, attr->size);
 		pecs_close(t, ret);
@@ -134,7 +132,7 @@ PECS_CASE("Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
 		attr->size = sizes[i];
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret >= 0, "size %u: %s", sizes[i], pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "size %u", sizes[i]);
 		pecs_close(t, ret);
 	}
 }
@@ -171,15 +169,15 @@ PECS_CASE("Required.Open.AttrSize.NonzeroTailE2big", "",
 		attr->size = where[i] + 1;
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret == -E2BIG, "non-zero byte %u, size %u: %s, expected -E2BIG",
-			   where[i], where[i] + 1, pecs_retname(ret));
+		PECS_CHECK_ERR(t, ret, E2BIG, "non-zero byte %u, size %u",
+			       where[i], where[i] + 1);
 		PECS_CHECK(t, attr->size == known, "E2BIG wrote back %u, expected %u",
 			   attr->size, known);
 		/* the same byte just past size is not part of the attr */
 		attr->size = where[i];
 		ret = pecs_open(t, attr, 0, -1, -1, 0);
-		PECS_CHECK(t, ret >= 0, "non-zero byte %u just past size %u: %s", where[i],
-			   where[i], pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "non-zero byte %u just past size %u", where[i],
+			      where[i]);
 		pecs_close(t, ret);
 		bytes[where[i]] = 0;
 	}

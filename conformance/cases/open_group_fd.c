@@ -151,7 +151,7 @@ PECS_CASE("Required.Open.GroupFd.ReadSizeOver16KiBE2big", "read.group",
 		if (ret == -EMFILE || ret == -ENFILE)
 			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
 				      n + 1, fit + 16);
-		PECS_CHECK(t, ret >= 0, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "event %u of %u", n + 1, fit);
 	}
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
 	/* E2BIG here is about the group, not the attr: the size field is left alone */
@@ -209,6 +209,6 @@ PECS_CASE("Required.Open.GroupFd.LeaderTaskExitedEnodev",
 		PECS_BROKEN(t, "could not end the child %d", (int)child);
 	}
 	close(go[1]);
-	PECS_CHECK(t, leader >= 0, "event on child %d: %s", (int)child, pecs_retname(leader));
+	PECS_CHECK_OK(t, leader, "event on child %d", (int)child);
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), ENODEV);
 }

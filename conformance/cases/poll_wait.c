@@ -77,7 +77,7 @@ PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait",
 		   pecs_retname(rev), (unsigned long long)(took / MS),
 		   (unsigned long long)(ran / 1000));
 	PECS_CHECK(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE) >= 1, "POLLIN with no sample");
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 }
 
 PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
@@ -97,7 +97,7 @@ PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
 	}
 	before = pecs_poll(t, fd, POLLIN, 0);
 	err = pecs_spinner_finish(&s);
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 	PECS_CHECK(t, before == 0, "while the thread lives: revents %s, expected 0",
 		   pecs_retname(before));
 	end = pecs_clock_ns(CLOCK_MONOTONIC) + 1000 * MS;

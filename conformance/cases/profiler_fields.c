@@ -118,9 +118,8 @@ PECS_CASE("Required.Profiler.Fields.SampleTypeSubsets",
 				err = pecs_replay_run(t, &r, &out);
 				if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0)
 					PECS_UNSUPPORTED(t, "the implementation has no set_profiler entry");
-				PECS_CHECK(t, err >= 0, "tcId %d, sample_type %#llx: %s failed: %s",
-					   v->tc_id, (unsigned long long)subsets[k], out.step,
-					   pecs_retname(err));
+				PECS_CHECK_OK(t, err, "tcId %d, sample_type %#llx: %s failed",
+					      v->tc_id, (unsigned long long)subsets[k], out.step);
 				if ((subsets[k] & (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_ID |
 						   PECS_SAMPLE_STREAM_ID)) && out.id == 0)
 					PECS_BROKEN(t, "PERF_EVENT_IOC_ID gave no id to check ID fields with");

@@ -116,7 +116,7 @@ PECS_CASE("Required.Read.Times.FinishedThreadFrozen",
 			break;
 	}
 	err = pecs_spinner_finish(&s);
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 	/* nonzero is what the freeze below needs; 2 ms is only how long we let it run */
 	PECS_CHECK(t, v.value > 0, "the spinning thread counted nothing in 4 s");
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
