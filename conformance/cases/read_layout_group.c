@@ -132,7 +132,8 @@ struct group_row {
 #define TR PECS_FORMAT_TOTAL_TIME_RUNNING
 #define ID PECS_FORMAT_ID
 #define LOST PECS_FORMAT_LOST
-#define ROW(name, rf, features) {{"Required.Read.Layout.Group." name, features, BEHAVIOURS_GROUP}, rf}
+#define ROW(name, rf, features) \
+	{{"Required.Read.Layout.Group." name, features, BEHAVIOURS_GROUP}, rf}
 
 /* Every combination of the read_format bits below PECS_FORMAT_MAX, GROUP aside. */
 static const struct group_row group_rows[] = {

@@ -89,7 +89,8 @@ struct single_row {
 #define TR PECS_FORMAT_TOTAL_TIME_RUNNING
 #define ID PECS_FORMAT_ID
 #define LOST PECS_FORMAT_LOST
-#define ROW(name, rf, features) {{"Required.Read.Layout.Single." name, features, BEHAVIOURS_SINGLE}, rf}
+#define ROW(name, rf, features) \
+	{{"Required.Read.Layout.Single." name, features, BEHAVIOURS_SINGLE}, rf}
 
 /* Every combination of the read_format bits below PECS_FORMAT_MAX, GROUP aside. */
 static const struct single_row single_rows[] = {

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "pecs/toolkit/coverage.h"
 #include "runner.h"
 
 static int fake_open_calls, fake_close_calls;
@@ -91,6 +92,23 @@ static void api_row_case(struct pecs_t *t, const struct api_row *r)
 }
 PECS_CASE_TABLE(api_rows, api_row_case);
 
+/* A table that misses a combination, and a mask that misses a bit, are BROKEN. */
+struct cov_row {
+	uint64_t rf;
+};
+static const struct cov_row cov_rows[] = {{0}, {1}, {2}, {4}, {5}, {6}};
+PECS_CASE("Test.Api.CoverageMissingRow", "", "T-8")
+{
+	/* every mask below 8 once: 3 is the first without a row */
+	pecs_cover_combinations(t, "cov_rows", cov_rows, 6, sizeof(cov_rows[0]), 0, 8, 0);
+}
+PECS_CASE("Test.Api.CoverageFixedBits", "", "T-8")
+{
+	static const struct cov_row even[] = {{0}, {1}, {4}, {5}};
+	pecs_cover_combinations(t, "even", even, 4, sizeof(even[0]), 0, 8, 2);
+	pecs_cover_bits(t, "mask", 0x5, 8);
+}
+
 static const struct pecs_host_facts facts = {.size = sizeof(facts), .privileged = 0,
 					     .kernel_release = "6.12.0"};
 
@@ -143,6 +161,12 @@ static void test_case_api_v2(void **s)
 	r = run("Test.Api.Table.Differ");
 	assert_int_equal(r.raw, PECS_FAIL);
 	assert_non_null(strstr(r.message, "row Test.Api.Table.Differ: r->value = 3"));
+	r = run("Test.Api.CoverageMissingRow");
+	assert_int_equal(r.raw, PECS_BROKEN);
+	assert_non_null(strstr(r.message, "0 rows for 0x3"));
+	r = run("Test.Api.CoverageFixedBits");
+	assert_int_equal(r.raw, PECS_BROKEN);
+	assert_non_null(strstr(r.message, "does not cover bit 0x2"));
 }
 
 static char *write_file(const char *text)

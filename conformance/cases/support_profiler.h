@@ -1,0 +1,3 @@
+/* Deprecated: the toolkit moved to conformance/toolkit (issue 11). Include
+ * "pecs/toolkit/profiler.h"; this forward goes once the last case stops using it. */
+#include "pecs/toolkit/profiler.h"
