@@ -22,8 +22,7 @@ static void *inaccessible(struct pecs_t *t)
 	return p;
 }
 
-PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting",
-	  "READ-BAD-BUFFER-EFAULT")
+PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting", "READ-BAD-BUFFER-EFAULT")
 {
 	void *bad = inaccessible(t);
 	struct pecs_attr a;
@@ -38,8 +37,7 @@ PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting",
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 }
 
-PECS_CASE("Required.Ioctl.Id.InaccessiblePointerEfault", "counting",
-	  "IOC-ID-BAD-PTR-EFAULT")
+PECS_CASE("Required.Ioctl.Id.InaccessiblePointerEfault", "counting", "IOC-ID-BAD-PTR-EFAULT")
 {
 	void *bad = inaccessible(t);
 	struct pecs_attr a;

@@ -37,8 +37,7 @@ PECS_CASE("Required.Group.Close.MemberGoneLeaderReadsRest",
 
 /* A closed leader's fd is just a closed fd. Nothing is opened in between, so the number
  * is still unused when the member tries to join. */
-PECS_CASE("Required.Group.Close.JoinClosedLeaderEbadf", "read.group",
-	  "GROUP-CLOSE-LEADER-EBADF")
+PECS_CASE("Required.Group.Close.JoinClosedLeaderEbadf", "read.group", "GROUP-CLOSE-LEADER-EBADF")
 {
 	struct pecs_attr attr;
 

@@ -4,8 +4,7 @@
 
 #define N_EVENTS 6
 
-PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting",
-	  "GROUP-ID-INCREASING")
+PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting", "GROUP-ID-INCREASING")
 {
 	uint64_t ids[N_EVENTS];
 	struct pecs_attr attr;
@@ -24,8 +23,7 @@ PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting",
 }
 
 /* Closing an event does not free its id for the next one. */
-PECS_CASE("Required.Group.Id.NotReusedAfterClose", "counting",
-	  "GROUP-ID-INCREASING")
+PECS_CASE("Required.Group.Id.NotReusedAfterClose", "counting", "GROUP-ID-INCREASING")
 {
 	uint64_t first, again;
 	struct pecs_attr attr;

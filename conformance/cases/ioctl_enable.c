@@ -59,8 +59,7 @@ PECS_CASE("Required.Ioctl.Enable.StartsAndDisableFreezes",
 	CHECK_COUNTING(t, fd, 0);
 }
 
-PECS_CASE("Required.Ioctl.Enable.Idempotent", "counting",
-	  "IOC-ENABLE-IDEMPOTENT")
+PECS_CASE("Required.Ioctl.Enable.Idempotent", "counting", "IOC-ENABLE-IDEMPOTENT")
 {
 	struct pecs_attr a;
 	int fd;
@@ -76,8 +75,7 @@ PECS_CASE("Required.Ioctl.Enable.Idempotent", "counting",
 	CHECK_COUNTING(t, fd, 0);
 }
 
-PECS_CASE("Required.Ioctl.Reset.ZeroesCountKeepsTimes", "counting",
-	  "IOC-RESET-COUNT-ONLY")
+PECS_CASE("Required.Ioctl.Reset.ZeroesCountKeepsTimes", "counting", "IOC-RESET-COUNT-ONLY")
 {
 	struct pecs_attr a;
 	uint64_t v[3]; /* value, time_enabled, time_running */
@@ -99,8 +97,7 @@ PECS_CASE("Required.Ioctl.Reset.ZeroesCountKeepsTimes", "counting",
 		   (unsigned long long)v[1], (unsigned long long)v[2]);
 }
 
-PECS_CASE("Required.Ioctl.Reset.WhileEnabledRestartsAtZero", "counting",
-	  "IOC-RESET-RUNNING")
+PECS_CASE("Required.Ioctl.Reset.WhileEnabledRestartsAtZero", "counting", "IOC-RESET-RUNNING")
 {
 	struct pecs_attr a;
 	uint64_t before, after;
@@ -191,8 +188,7 @@ PECS_CASE("Required.Ioctl.Group.ResetOnMemberResetsGroup",
 	PECS_CHECK_EQ(t, v, 0);
 }
 
-PECS_CASE("Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting,read.group",
-	  "IOC-ARG-U32-BIT0")
+PECS_CASE("Required.Ioctl.Enable.ArgIsU32Bit0Only", "counting,read.group", "IOC-ARG-U32-BIT0")
 {
 	int leader, member;
 

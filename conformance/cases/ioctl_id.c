@@ -17,8 +17,7 @@ PECS_CASE("Required.Ioctl.Id.MatchesReadFormatId", "counting",
 	PECS_CHECK_EQ(t, v[1], id);
 }
 
-PECS_CASE("Required.Ioctl.Id.WritesEightBytesOnly", "counting",
-	  "IOC-ID-WRITES-U64")
+PECS_CASE("Required.Ioctl.Id.WritesEightBytesOnly", "counting", "IOC-ID-WRITES-U64")
 {
 	struct pecs_attr a;
 	uint64_t buf[3] = {~0ull, ~0ull, ~0ull};

@@ -16,8 +16,7 @@ static int open_clock(struct pecs_t *t, uint64_t config)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE("Required.Ioctl.SetFilter.NonTracepointEinval", "counting",
-	  "IOC-SET-FILTER-EINVAL")
+PECS_CASE("Required.Ioctl.SetFilter.NonTracepointEinval", "counting", "IOC-SET-FILTER-EINVAL")
 {
 	static const char filter[] = "common_pid == 1";
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
@@ -27,8 +26,7 @@ PECS_CASE("Required.Ioctl.SetFilter.NonTracepointEinval", "counting",
 }
 
 /* The string is copied in before the event kind is looked at. */
-PECS_CASE("Required.Ioctl.SetFilter.NullPointerEfault", "counting",
-	  "IOC-SET-FILTER-EFAULT")
+PECS_CASE("Required.Ioctl.SetFilter.NullPointerEfault", "counting", "IOC-SET-FILTER-EFAULT")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
 
@@ -45,8 +43,7 @@ PECS_CASE("Required.Ioctl.SetBpf.BadFdEbadf", "counting", "IOC-SET-BPF-EBADF")
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_SET_BPF, 0xfffffffful), EBADF);
 }
 
-PECS_CASE("Required.Ioctl.SetBpf.NonBpfFdEinval", "counting",
-	  "IOC-SET-BPF-EINVAL")
+PECS_CASE("Required.Ioctl.SetBpf.NonBpfFdEinval", "counting", "IOC-SET-BPF-EINVAL")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK), other, r;
 
@@ -130,8 +127,7 @@ PECS_CASE("Required.Ioctl.Unknown.Enotty", "counting", "IOC-UNKNOWN-ENOTTY")
 /* The kernel switches on the whole request word, so the same type and number with another
  * direction or size is a different, unknown request. Arg 0 keeps a wrong match harmless:
  * the pointer requests then fail with EFAULT, the value ones act on nothing else. */
-PECS_CASE("Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty", "counting",
-	  "IOC-ENCODING-EXACT")
+PECS_CASE("Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty", "counting", "IOC-ENCODING-EXACT")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
 

@@ -58,8 +58,7 @@ PECS_CASE_TABLE(period_rows, period_case);
 
 /* The new period governs when samples are taken: with 10x the open-time period,
  * consecutive samples of a thread that never stops running are at least ~that far apart. */
-PECS_CASE("Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling",
-	  "IOC-PERIOD-EFFECT")
+PECS_CASE("Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling", "IOC-PERIOD-EFFECT")
 {
 	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_TIME;
 	const struct pecs_record_header *rec;

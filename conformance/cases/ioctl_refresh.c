@@ -6,8 +6,7 @@
 
 #define PERIOD_NS 100000ull
 
-PECS_CASE("Required.Ioctl.Refresh.CountingEventEinval", "counting",
-	  "IOC-REFRESH-EINVAL-COUNTING")
+PECS_CASE("Required.Ioctl.Refresh.CountingEventEinval", "counting", "IOC-REFRESH-EINVAL-COUNTING")
 {
 	struct pecs_attr a;
 	int fd;

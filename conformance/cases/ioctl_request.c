@@ -10,8 +10,7 @@
 
 #define HIGH_BITS 0xffffffff00000000ul
 
-PECS_CASE("Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting",
-	  "IOC-CMD-U32")
+PECS_CASE("Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting", "IOC-CMD-U32")
 {
 #if ULONG_MAX > 0xffffffffu
 	struct pecs_attr a;
@@ -37,8 +36,7 @@ PECS_CASE("Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting",
 #endif
 }
 
-PECS_CASE("Required.Ioctl.Period.FrequencyEventBoundedByMaxRate",
-	  "sampling", "IOC-PERIOD-FREQ-MAX")
+PECS_CASE("Required.Ioctl.Period.FrequencyEventBoundedByMaxRate", "sampling", "IOC-PERIOD-FREQ-MAX")
 {
 	struct pecs_attr a;
 	uint64_t v;

@@ -17,8 +17,7 @@ static int open_sampler(struct pecs_t *t, int cpu)
 	return pecs_open(t, &a, 0, cpu, -1, 0);
 }
 
-PECS_CASE("Required.Ioctl.SetOutput.NotAPerfFdEbadf", "ioctl.set_output",
-	  "IOC-SET-OUTPUT-EBADF")
+PECS_CASE("Required.Ioctl.SetOutput.NotAPerfFdEbadf", "ioctl.set_output", "IOC-SET-OUTPUT-EBADF")
 {
 	int a = open_sampler(t, -1), gone = open_sampler(t, -1);
 

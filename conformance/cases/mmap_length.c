@@ -18,8 +18,7 @@ static size_t pages(struct pecs_t *t, unsigned int n)
 	return (size_t)n * (size_t)pecs_host(t)->page_size;
 }
 
-PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap",
-	  "MMAP-LEN-1-PLUS-2N")
+PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap", "MMAP-LEN-1-PLUS-2N")
 {
 	static const unsigned int ok[] = {1, 2, 3, 5, 9};
 	void *addr;
@@ -33,8 +32,7 @@ PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap",
 	}
 }
 
-PECS_CASE("Required.Mmap.Length.OtherPageCountsEinval", "mmap",
-	  "MMAP-LEN-EINVAL")
+PECS_CASE("Required.Mmap.Length.OtherPageCountsEinval", "mmap", "MMAP-LEN-EINVAL")
 {
 	static const unsigned int bad[] = {4, 6, 7, 8, 10};
 	int fd = open_event(t);
@@ -60,8 +58,7 @@ PECS_CASE("Required.Mmap.Flags.PrivateEinval", "mmap", "MMAP-PRIVATE-EINVAL")
 	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, 2), PROT_READ, MAP_PRIVATE, 0, &addr), EINVAL);
 }
 
-PECS_CASE("Required.Mmap.Flags.NonZeroOffsetEinval", "mmap",
-	  "MMAP-OFFSET-EINVAL")
+PECS_CASE("Required.Mmap.Flags.NonZeroOffsetEinval", "mmap", "MMAP-OFFSET-EINVAL")
 {
 	int fd = open_event(t);
 	void *addr;
@@ -83,8 +80,7 @@ PECS_CASE("Required.Mmap.Prot.ExecEperm", "mmap", "MMAP-EXEC-EPERM")
 		       EPERM);
 }
 
-PECS_CASE("Required.Mmap.Shared.SameSizeSharesBuffer", "mmap",
-	  "MMAP-SAME-FD-SHARES")
+PECS_CASE("Required.Mmap.Shared.SameSizeSharesBuffer", "mmap", "MMAP-SAME-FD-SHARES")
 {
 	struct pecs_ring r1, r2;
 	int fd = open_event(t);
@@ -102,8 +98,7 @@ PECS_CASE("Required.Mmap.Shared.SameSizeSharesBuffer", "mmap",
 	PECS_CHECK_EQ(t, pecs_ring_tail_published(&r2), 0);
 }
 
-PECS_CASE("Required.Mmap.Shared.OtherSizeEinval", "mmap",
-	  "MMAP-SAME-FD-OTHER-SIZE")
+PECS_CASE("Required.Mmap.Shared.OtherSizeEinval", "mmap", "MMAP-SAME-FD-OTHER-SIZE")
 {
 	struct pecs_ring r;
 	int fd = open_event(t);
@@ -120,8 +115,7 @@ PECS_CASE("Required.Mmap.Shared.OtherSizeEinval", "mmap",
 }
 
 /* The ring is mapped whole or not at all (also kernel selftest perf_events/mmap.c). */
-PECS_CASE("Required.Mmap.Munmap.PartialEinval", "mmap",
-	  "MMAP-PARTIAL-UNMAP-EINVAL")
+PECS_CASE("Required.Mmap.Munmap.PartialEinval", "mmap", "MMAP-PARTIAL-UNMAP-EINVAL")
 {
 	struct pecs_ring r;
 	int fd = open_event(t);

@@ -27,8 +27,7 @@ PECS_CASE("Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
 	PECS_CHECK(t, r & POLLHUP, "revents 0x%x without POLLHUP", r);
 }
 
-PECS_CASE("Required.Poll.Mapped.EmptyIsZero", "poll,mmap",
-	  "POLL-MAPPED-EMPTY")
+PECS_CASE("Required.Poll.Mapped.EmptyIsZero", "poll,mmap", "POLL-MAPPED-EMPTY")
 {
 	struct pecs_ring r;
 	int fd = open_sampler(t, 1);

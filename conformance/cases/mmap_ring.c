@@ -20,8 +20,7 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t read_fo
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE("Required.Ring.Head.MultipleOfEight", "mmap,sampling",
-	  "RING-HEAD-ALIGN8")
+PECS_CASE("Required.Ring.Head.MultipleOfEight", "mmap,sampling", "RING-HEAD-ALIGN8")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	const struct pecs_record_header *rec;
@@ -171,8 +170,7 @@ PECS_CASE("Required.Ring.Overwrite.HeadRunsPastTailIgnored",
  * the writer then owes it a LOST record: that is the ABI too, so a LOST record is
  * accepted when it is well formed, names this event and reports at least one loss. At
  * least one SAMPLE must still come through whole. */
-PECS_CASE("Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling",
-	  "RING-WRAP")
+PECS_CASE("Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling", "RING-WRAP")
 {
 	const uint64_t st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
 			    PECS_SAMPLE_TIME;
@@ -225,8 +223,7 @@ PECS_CASE("Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling",
 
 /* A metadata-only mapping has no data area: samples go nowhere and are not counted
  * as lost either. */
-PECS_CASE("Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost",
-	  "RING-ONE-PAGE")
+PECS_CASE("Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost", "RING-ONE-PAGE")
 {
 	struct pecs_ring r;
 	uint64_t v[3]; /* value, id, lost */
@@ -289,8 +286,7 @@ PECS_CASE("Recommended.Ring.Backward.HeadCountsDownFromZero",
 }
 
 /* The mapping keeps the event alive: after close(fd) it still runs and writes. */
-PECS_CASE("Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling",
-	  "RING-CLOSE-MAPPED")
+PECS_CASE("Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling", "RING-CLOSE-MAPPED")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	struct pecs_ring r;

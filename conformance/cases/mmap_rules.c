@@ -26,8 +26,7 @@ static size_t pages(struct pecs_t *t, size_t n)
 
 /* An inherited event on any cpu would have its children on every CPU write into one
  * ring; the kernel refuses the mapping. On one cpu it maps. */
-PECS_CASE("Required.Mmap.Inherit.AnyCpuEinval", "mmap",
-	  "MMAP-INHERIT-CPU-ANY-EINVAL")
+PECS_CASE("Required.Mmap.Inherit.AnyCpuEinval", "mmap", "MMAP-INHERIT-CPU-ANY-EINVAL")
 {
 	int any = open_sampler(t, -1, PECS_ATTR_INHERIT), one = open_sampler(t, 0, PECS_ATTR_INHERIT);
 	void *m;
@@ -87,8 +86,7 @@ PECS_CASE("Required.Mmap.Munmap.LastUnmapDetachesRedirected",
 
 /* Without CAP_IPC_LOCK a ring is charged to perf_event_mlock_kb per CPU, then to
  * RLIMIT_MEMLOCK; beyond both, mmap is EPERM. The refusal comes before any allocation. */
-PECS_CASE("Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy",
-	  "MMAP-MLOCK-EPERM")
+PECS_CASE("Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy", "MMAP-MLOCK-EPERM")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
 	uint64_t allowed, data_pages = 1;

@@ -65,8 +65,7 @@ PECS_CASE("Required.Open.Flags.InheritSampleReadNeedsTidEinval", "",
 
 /* With PERF_FLAG_PID_CGROUP, pid is an fd that must name a perf_event cgroup directory;
  * anything else is a bad fd, checked before any permission (so also unprivileged). */
-PECS_CASE("Required.Open.Flags.PidCgroupNotACgroupEbadf", "",
-	  "OPEN-FLAGS-CGROUP-EBADF")
+PECS_CASE("Required.Open.Flags.PidCgroupNotACgroupEbadf", "", "OPEN-FLAGS-CGROUP-EBADF")
 {
 	struct pecs_attr a;
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), r, closed;

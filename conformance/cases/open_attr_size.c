@@ -51,8 +51,7 @@ PECS_CASE("Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
 /* The size E2BIG writes back is the implementation's own struct: a published version, or
  * (on a kernel newer than the vectors) a larger multiple of 8. Checked against the vectors,
  * not against the size the adapter probed the same way. */
-PECS_CASE("Required.Open.AttrSize.WriteBackIsPublishedSize", "",
-	  BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.WriteBackIsPublishedSize", "", BEHAVIOURS_E2BIG)
 {
 	struct pecs_attr attr;
 	uint32_t latest = 0;
@@ -91,8 +90,7 @@ PECS_CASE("Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
 	PECS_CHECK_EQ(t, attr->size, pecs_host(t)->attr_size);
 }
 
-PECS_CASE("Required.Open.AttrSize.EachPublishedSizeOk", "",
-	  "OPEN-SIZE-VERSIONS-OK")
+PECS_CASE("Required.Open.AttrSize.EachPublishedSizeOk", "", "OPEN-SIZE-VERSIONS-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -137,8 +135,7 @@ PECS_CASE("Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
 	}
 }
 
-PECS_CASE("Required.Open.AttrSize.PageWithZeroTailOk", "",
-	  "OPEN-SIZE-ZERO-TAIL-OK")
+PECS_CASE("Required.Open.AttrSize.PageWithZeroTailOk", "", "OPEN-SIZE-ZERO-TAIL-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -184,8 +181,7 @@ PECS_CASE("Required.Open.AttrSize.NonzeroTailE2big", "",
 }
 
 /* Fields past size are not part of the attr, whatever the struct holds there. */
-PECS_CASE("Required.Open.AttrSize.FieldsPastSizeIgnored", "",
-	  "OPEN-SIZE-TRUNCATES")
+PECS_CASE("Required.Open.AttrSize.FieldsPastSizeIgnored", "", "OPEN-SIZE-TRUNCATES")
 {
 	struct pecs_attr attr;
 

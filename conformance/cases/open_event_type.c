@@ -13,8 +13,7 @@ PECS_CASE("Required.Open.Type.UnknownTypeEnoent", "", "OPEN-TYPE-UNKNOWN-ENOENT"
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, -1, 0), ENOENT);
 }
 
-PECS_CASE("Required.Open.Type.SoftwareConfigOutOfRangeEnoent", "",
-	  "OPEN-SW-CONFIG-ENOENT")
+PECS_CASE("Required.Open.Type.SoftwareConfigOutOfRangeEnoent", "", "OPEN-SW-CONFIG-ENOENT")
 {
 	static const uint64_t configs[] = {PECS_SW_MAX, PECS_SW_MAX + 1, 1000, 1ull << 32,
 					   ~0ull};

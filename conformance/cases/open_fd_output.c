@@ -14,8 +14,7 @@ static void sampler(struct pecs_t *t, struct pecs_attr *a)
 	pecs_attr_sampling(t, a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
 }
 
-PECS_CASE("Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "",
-	  "OPEN-GROUP-FD-OUTPUT")
+PECS_CASE("Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "", "OPEN-GROUP-FD-OUTPUT")
 {
 	struct pecs_attr a;
 	int target;

@@ -1,8 +1,7 @@
 /* perf_event_open(2) flags argument. */
 #include "pecs/toolkit/counting.h"
 
-PECS_CASE("Required.Open.Flags.UnknownBitEinval", "",
-	  "OPEN-FLAGS-UNKNOWN-EINVAL")
+PECS_CASE("Required.Open.Flags.UnknownBitEinval", "", "OPEN-FLAGS-UNKNOWN-EINVAL")
 {
 	static const unsigned long bad[] = {1ul << 4, 1ul << 5, 1ul << 31, 1ul << 63};
 	struct pecs_attr attr;
@@ -17,8 +16,7 @@ PECS_CASE("Required.Open.Flags.UnknownBitEinval", "",
 
 /* With PID_CGROUP, pid is a cgroup directory fd and cpu a real cpu: -1 in either is an
  * error before the fd is even looked at. */
-PECS_CASE("Required.Open.Flags.PidCgroupNeedsPidAndCpu", "",
-	  "OPEN-FLAGS-CGROUP-EINVAL")
+PECS_CASE("Required.Open.Flags.PidCgroupNeedsPidAndCpu", "", "OPEN-FLAGS-CGROUP-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -27,8 +25,7 @@ PECS_CASE("Required.Open.Flags.PidCgroupNeedsPidAndCpu", "",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, -1, -1, -1, PECS_FLAG_PID_CGROUP), EINVAL);
 }
 
-PECS_CASE("Required.Open.Flags.NoGroupWithoutGroupFdIgnored", "",
-	  "OPEN-FLAGS-GROUP-FLAGS-IGNORED")
+PECS_CASE("Required.Open.Flags.NoGroupWithoutGroupFdIgnored", "", "OPEN-FLAGS-GROUP-FLAGS-IGNORED")
 {
 	struct pecs_attr attr;
 
@@ -36,8 +33,7 @@ PECS_CASE("Required.Open.Flags.NoGroupWithoutGroupFdIgnored", "",
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, PECS_FLAG_FD_NO_GROUP));
 }
 
-PECS_CASE("Required.Open.Flags.FdOutputWithoutGroupFdIgnored", "",
-	  "OPEN-FLAGS-GROUP-FLAGS-IGNORED")
+PECS_CASE("Required.Open.Flags.FdOutputWithoutGroupFdIgnored", "", "OPEN-FLAGS-GROUP-FLAGS-IGNORED")
 {
 	struct pecs_attr attr;
 
@@ -48,8 +44,7 @@ PECS_CASE("Required.Open.Flags.FdOutputWithoutGroupFdIgnored", "",
 }
 
 /* Only acceptance is checked: whether the fd is close-on-exec is the adapter's business. */
-PECS_CASE("Required.Open.Flags.CloexecAccepted", "",
-	  "OPEN-FLAGS-CLOEXEC-OK")
+PECS_CASE("Required.Open.Flags.CloexecAccepted", "", "OPEN-FLAGS-CLOEXEC-OK")
 {
 	struct pecs_attr attr;
 

@@ -19,8 +19,7 @@ PECS_CASE("Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GROUP-FD-EBADF")
 }
 
 /* An fd of this process that is no event of the implementation's. */
-PECS_CASE("Required.Open.GroupFd.NotAnEventEbadf", "",
-	  "OPEN-GROUP-FD-EBADF")
+PECS_CASE("Required.Open.GroupFd.NotAnEventEbadf", "", "OPEN-GROUP-FD-EBADF")
 {
 	struct pecs_attr attr;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -35,8 +34,7 @@ PECS_CASE("Required.Open.GroupFd.NotAnEventEbadf", "",
 }
 
 /* Groups are one level deep: a member cannot lead. */
-PECS_CASE("Required.Open.GroupFd.MemberAsLeaderEinval",
-	  "read.group", "OPEN-GROUP-NESTED-EINVAL")
+PECS_CASE("Required.Open.GroupFd.MemberAsLeaderEinval", "read.group", "OPEN-GROUP-NESTED-EINVAL")
 {
 	struct pecs_attr attr;
 	int fds[2];
@@ -48,8 +46,7 @@ PECS_CASE("Required.Open.GroupFd.MemberAsLeaderEinval",
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, fds[0], 0));
 }
 
-PECS_CASE("Required.Open.GroupFd.LeaderOnOtherCpuEinval", "read.group",
-	  "OPEN-GROUP-CPU-EINVAL")
+PECS_CASE("Required.Open.GroupFd.LeaderOnOtherCpuEinval", "read.group", "OPEN-GROUP-CPU-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -91,8 +88,7 @@ PECS_CASE("Required.Open.GroupFd.MemberExclusiveEinval",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
 }
 
-PECS_CASE("Required.Open.GroupFd.InheritDiffersEinval",
-	  "read.group", "OPEN-GROUP-INHERIT-EINVAL")
+PECS_CASE("Required.Open.GroupFd.InheritDiffersEinval", "read.group", "OPEN-GROUP-INHERIT-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -108,8 +104,7 @@ PECS_CASE("Required.Open.GroupFd.InheritDiffersEinval",
 }
 
 /* Members share the leader's clock, so that their times can be compared. */
-PECS_CASE("Required.Open.GroupFd.ClockDiffersEinval", "read.group",
-	  "OPEN-GROUP-CLOCK-EINVAL")
+PECS_CASE("Required.Open.GroupFd.ClockDiffersEinval", "read.group", "OPEN-GROUP-CLOCK-EINVAL")
 {
 	struct pecs_attr attr;
 

@@ -167,8 +167,7 @@ PECS_CASE("Required.Open.Order.EarlierCheckWins", "", "OPEN-ORDER")
  * so an open refused there (ENOENT) uses one up, while one refused earlier (EINVAL from
  * the attr's rules) does not. Other processes take ids too, so the gaps are measured
  * several times and the smallest kept: a gap can only grow from outside. */
-PECS_CASE("Required.Open.Order.LateFailureSpendsAnId", "counting",
-	  "OPEN-ID-SPENT-ON-LATE-FAILURE")
+PECS_CASE("Required.Open.Order.LateFailureSpendsAnId", "counting", "OPEN-ID-SPENT-ON-LATE-FAILURE")
 {
 	uint64_t min_late = ~0ull, min_early = ~0ull;
 	int round;

@@ -28,8 +28,7 @@ static int open_counter_with_aux(struct pecs_t *t, uint32_t aux_action, int aux_
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE("Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp", "",
-	  "OPEN-AUX-OUTPUT-EOPNOTSUPP")
+PECS_CASE("Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp", "", "OPEN-AUX-OUTPUT-EOPNOTSUPP")
 {
 	/* The baseline opens: the refusal below is aux_output's. */
 	PECS_CHECK_OK(t, open_counter_with_aux(t, 0, 0));
@@ -37,8 +36,7 @@ PECS_CASE("Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp", "",
 }
 
 /* start_paused asks the PMU to start its AUX area paused: a software PMU has none. */
-PECS_CASE("Required.Open.Aux.StartPausedEopnotsupp", "",
-	  "OPEN-AUX-START-PAUSED-EOPNOTSUPP")
+PECS_CASE("Required.Open.Aux.StartPausedEopnotsupp", "", "OPEN-AUX-START-PAUSED-EOPNOTSUPP")
 {
 	PECS_CHECK_ERR(t, open_counter_with_aux(t, AUX_START_PAUSED, 0), EOPNOTSUPP);
 	/* with pause or resume as well, start_paused is still what is refused */
@@ -48,8 +46,7 @@ PECS_CASE("Required.Open.Aux.StartPausedEopnotsupp", "",
 
 /* pause and resume act on a group's AUX leader; an event with no such leader is
  * malformed, not merely unsupported. */
-PECS_CASE("Required.Open.Aux.PauseResumeWithoutAuxLeaderEinval", "",
-	  "OPEN-AUX-PAUSE-EINVAL")
+PECS_CASE("Required.Open.Aux.PauseResumeWithoutAuxLeaderEinval", "", "OPEN-AUX-PAUSE-EINVAL")
 {
 	static const uint32_t values[] = {AUX_PAUSE, AUX_RESUME, AUX_PAUSE | AUX_RESUME};
 
@@ -71,8 +68,7 @@ static int open_branch_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t 
 
 /* A mask must name at least one branch kind (privilege-level bits alone, or nothing, are
  * not a request) and no bit past the last kind the kernel knows. */
-PECS_CASE("Required.Open.Branch.MalformedMaskEinval", "",
-	  "OPEN-BRANCH-MASK-EINVAL")
+PECS_CASE("Required.Open.Branch.MalformedMaskEinval", "", "OPEN-BRANCH-MASK-EINVAL")
 {
 	static const uint64_t masks[] = {
 		0, BRANCH_USER, BRANCH_KERNEL, BRANCH_HV, BRANCH_USER | BRANCH_KERNEL | BRANCH_HV,
@@ -90,8 +86,7 @@ PECS_CASE("Required.Open.Branch.MalformedMaskEinval", "",
 
 /* A well-formed user-only branch request: no software PMU records branches. The mask is
  * ignored without SAMPLE_BRANCH_STACK. */
-PECS_CASE("Required.Open.Branch.SoftwarePmuEopnotsupp", "",
-	  "OPEN-BRANCH-EOPNOTSUPP")
+PECS_CASE("Required.Open.Branch.SoftwarePmuEopnotsupp", "", "OPEN-BRANCH-EOPNOTSUPP")
 {
 	static const uint64_t masks[] = {
 		BRANCH_ANY | BRANCH_USER,
@@ -110,8 +105,7 @@ PECS_CASE("Required.Open.Branch.SoftwarePmuEopnotsupp", "",
 
 /* On x86-64, sample_regs bits 32..63 name the XMM registers, which only PMUs with the
  * extended-registers capability sample; the mask itself is valid, so EOPNOTSUPP. */
-PECS_CASE("Required.Open.Regs.ExtendedRegistersEopnotsupp", "",
-	  "OPEN-REGS-EXTENDED-EOPNOTSUPP")
+PECS_CASE("Required.Open.Regs.ExtendedRegistersEopnotsupp", "", "OPEN-REGS-EXTENDED-EOPNOTSUPP")
 {
 #if defined(__x86_64__)
 	static const uint64_t masks[] = {1ull << 32, (1ull << 32) | 1, 1ull << 63};

@@ -23,8 +23,7 @@ PECS_CASE("Required.Open.Policy.CountingKernelNeedsPrivilege", "policy",
 		PECS_CHECK_ERR(t, ret, EACCES);
 }
 
-PECS_CASE("Required.Open.Policy.PhysAddrNeedsPrivilege", "policy",
-	  "OPEN-POLICY-PHYS-ADDR")
+PECS_CASE("Required.Open.Policy.PhysAddrNeedsPrivilege", "policy", "OPEN-POLICY-PHYS-ADDR")
 {
 	struct pecs_attr attr;
 
@@ -39,8 +38,7 @@ PECS_CASE("Required.Open.Policy.PhysAddrNeedsPrivilege", "policy",
 }
 
 /* Namespace records need CAP_PERFMON whatever the paranoid level. */
-PECS_CASE("Required.Open.Policy.NamespacesNeedsPrivilege", "policy",
-	  "OPEN-POLICY-NAMESPACES")
+PECS_CASE("Required.Open.Policy.NamespacesNeedsPrivilege", "policy", "OPEN-POLICY-NAMESPACES")
 {
 	struct pecs_attr attr;
 

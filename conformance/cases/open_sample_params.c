@@ -11,8 +11,7 @@ static void sampler(struct pecs_t *t, struct pecs_attr *attr, uint64_t sample_ty
 	attr->flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
 }
 
-PECS_CASE("Required.Open.Freq.AtMaxSampleRateOk", "sampling",
-	  "OPEN-FREQ-MAX-OK")
+PECS_CASE("Required.Open.Freq.AtMaxSampleRateOk", "sampling", "OPEN-FREQ-MAX-OK")
 {
 	struct pecs_attr attr;
 
@@ -22,8 +21,7 @@ PECS_CASE("Required.Open.Freq.AtMaxSampleRateOk", "sampling",
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0));
 }
 
-PECS_CASE("Required.Open.Freq.AboveMaxSampleRateEinval", "",
-	  "OPEN-FREQ-ABOVE-MAX-EINVAL")
+PECS_CASE("Required.Open.Freq.AboveMaxSampleRateEinval", "", "OPEN-FREQ-ABOVE-MAX-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -47,8 +45,7 @@ PECS_CASE("Required.Open.Period.Bit63Einval", "", "OPEN-PERIOD-BIT63-EINVAL")
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, -1, 0), EINVAL);
 }
 
-PECS_CASE("Required.Open.Callchain.MaxStackAboveSysctlEoverflow", "",
-	  "OPEN-MAX-STACK-EOVERFLOW")
+PECS_CASE("Required.Open.Callchain.MaxStackAboveSysctlEoverflow", "", "OPEN-MAX-STACK-EOVERFLOW")
 {
 	struct pecs_attr attr;
 	int max_stack = pecs_host(t)->max_stack;
@@ -62,8 +59,7 @@ PECS_CASE("Required.Open.Callchain.MaxStackAboveSysctlEoverflow", "",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, -1, 0), EOVERFLOW);
 }
 
-PECS_CASE("Required.Open.Callchain.MaxStackAtSysctlOk", "sampling",
-	  "OPEN-MAX-STACK-OK")
+PECS_CASE("Required.Open.Callchain.MaxStackAtSysctlOk", "sampling", "OPEN-MAX-STACK-OK")
 {
 	struct pecs_attr attr;
 	int max_stack = pecs_host(t)->max_stack;
@@ -79,8 +75,7 @@ PECS_CASE("Required.Open.Callchain.MaxStackAtSysctlOk", "sampling",
 }
 
 /* The dump size must be 8-aligned and, with the header, fit the u16 record size. */
-PECS_CASE("Required.Open.StackUser.BadSizeEinval", "",
-	  "OPEN-STACK-USER-EINVAL")
+PECS_CASE("Required.Open.StackUser.BadSizeEinval", "", "OPEN-STACK-USER-EINVAL")
 {
 	static const uint32_t sizes[] = {1, 100, 65527, 65535, 65536, 1u << 20};
 	struct pecs_attr attr;
@@ -95,8 +90,7 @@ PECS_CASE("Required.Open.StackUser.BadSizeEinval", "",
 	}
 }
 
-PECS_CASE("Required.Open.StackUser.LargestAlignedOk", "sampling",
-	  "OPEN-STACK-USER-OK")
+PECS_CASE("Required.Open.StackUser.LargestAlignedOk", "sampling", "OPEN-STACK-USER-OK")
 {
 	struct pecs_attr attr;
 
@@ -108,8 +102,7 @@ PECS_CASE("Required.Open.StackUser.LargestAlignedOk", "sampling",
 }
 
 /* No architecture has 64 user registers to dump. */
-PECS_CASE("Required.Open.RegsUser.AllOnesMaskEinval", "",
-	  "OPEN-REGS-USER-EINVAL")
+PECS_CASE("Required.Open.RegsUser.AllOnesMaskEinval", "", "OPEN-REGS-USER-EINVAL")
 {
 	struct pecs_attr attr;
 

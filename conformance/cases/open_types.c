@@ -69,8 +69,7 @@ PECS_CASE("Required.Open.Type.UnknownTracepointEmptyBreakpointEinval", "",
 /* PERF_COUNT_SW_CGROUP_SWITCHES (config 11) is below PERF_COUNT_SW_MAX, so it opens
  * like the other software counters. The scheduler raises it with kernel registers, so a
  * user-only counter stays at 0 however often the thread is switched out. */
-PECS_CASE("Required.Open.Type.CgroupSwitchesOpens", "counting",
-	  "OPEN-SW-CGROUP-SWITCHES")
+PECS_CASE("Required.Open.Type.CgroupSwitchesOpens", "counting", "OPEN-SW-CGROUP-SWITCHES")
 {
 	struct pecs_attr a;
 	uint64_t v = ~0ull;

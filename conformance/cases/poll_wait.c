@@ -23,8 +23,7 @@ static int open_thread_sampler(struct pecs_t *t, pid_t tid, int enabled)
 	return pecs_open(t, &a, tid, -1, -1, 0);
 }
 
-PECS_CASE("Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
-	  "poll,mmap", "POLL-TIMEOUT")
+PECS_CASE("Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout", "poll,mmap", "POLL-TIMEOUT")
 {
 	struct pecs_ring r;
 	uint64_t start, took;
@@ -41,8 +40,7 @@ PECS_CASE("Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
 		   (unsigned long long)(took / 1000));
 }
 
-PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait",
-	  "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
+PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait", "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
 {
 	struct pecs_spinner s;
 	struct pecs_ring r;
@@ -80,8 +78,7 @@ PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait",
 	PECS_CHECK_OK(t, err, "the thread did not finish");
 }
 
-PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
-	  "POLL-TASK-EXITED-HUP")
+PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other", "POLL-TASK-EXITED-HUP")
 {
 	struct pecs_spinner s;
 	struct pecs_ring r;

@@ -25,8 +25,7 @@ static void check_short_reads(struct pecs_t *t, int fd, size_t read_size)
 	}
 }
 
-PECS_CASE("Required.Read.Buffer.ShortIsEnospc", "counting,read.lost",
-	  "READ-SHORT-ENOSPC")
+PECS_CASE("Required.Read.Buffer.ShortIsEnospc", "counting,read.lost", "READ-SHORT-ENOSPC")
 {
 	struct pecs_attr attr;
 
@@ -35,8 +34,7 @@ PECS_CASE("Required.Read.Buffer.ShortIsEnospc", "counting,read.lost",
 	check_short_reads(t, fd, pecs_cnt_read_size(RF_ALL_SINGLE, 1));
 }
 
-PECS_CASE("Required.Read.Buffer.ShortIsEnospcPlain", "counting",
-	  "READ-SHORT-ENOSPC")
+PECS_CASE("Required.Read.Buffer.ShortIsEnospcPlain", "counting", "READ-SHORT-ENOSPC")
 {
 	struct pecs_attr attr;
 
@@ -57,8 +55,7 @@ PECS_CASE("Required.Read.Buffer.GroupShortIsEnospc",
 	check_short_reads(t, fds[0], pecs_cnt_read_size(RF_ALL_GROUP, 3));
 }
 
-PECS_CASE("Required.Read.Buffer.LargerReturnsReadSize", "counting",
-	  "READ-SIZE-EXACT")
+PECS_CASE("Required.Read.Buffer.LargerReturnsReadSize", "counting", "READ-SIZE-EXACT")
 {
 	static const uint64_t formats[] = {
 		0,

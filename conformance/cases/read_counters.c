@@ -21,8 +21,7 @@ static void block_briefly(int times)
 		nanosleep(&(struct timespec){0, 200000}, NULL);
 }
 
-PECS_CASE("Required.Read.Count.PageFaultsOfTouchedPages", "counting",
-	  "READ-COUNT-PAGE-FAULTS")
+PECS_CASE("Required.Read.Count.PageFaultsOfTouchedPages", "counting", "READ-COUNT-PAGE-FAULTS")
 {
 	static const uint64_t cfgs[] = {PECS_SW_PAGE_FAULTS, PECS_SW_PAGE_FAULTS_MIN,
 					PECS_SW_PAGE_FAULTS_MAJ};
@@ -64,8 +63,7 @@ PECS_CASE("Required.Read.Count.PageFaultsOfTouchedPages", "counting",
 		   (unsigned long long)v[2]);
 }
 
-PECS_CASE("Required.Read.Count.SwitchesUserOnlyZero", "counting",
-	  "READ-COUNT-SWITCHES")
+PECS_CASE("Required.Read.Count.SwitchesUserOnlyZero", "counting", "READ-COUNT-SWITCHES")
 {
 	static const uint64_t cfgs[] = {PECS_SW_CONTEXT_SWITCHES, PECS_SW_CPU_MIGRATIONS};
 	struct pecs_attr a;
@@ -101,8 +99,7 @@ PECS_CASE("Required.Read.Count.SwitchesUserOnlyZero", "counting",
 /* Counters that nothing raises on this path: DUMMY and BPF_OUTPUT by design, alignment
  * and emulation faults because the burn loop makes none (x86 never raises them). Their
  * enabled time still runs. */
-PECS_CASE("Required.Read.Count.NeverRaisedCountersZero", "counting",
-	  "READ-COUNT-ZERO")
+PECS_CASE("Required.Read.Count.NeverRaisedCountersZero", "counting", "READ-COUNT-ZERO")
 {
 	static const uint64_t cfgs[] = {PECS_SW_DUMMY, PECS_SW_BPF_OUTPUT,
 					PECS_SW_ALIGNMENT_FAULTS, PECS_SW_EMULATION_FAULTS};

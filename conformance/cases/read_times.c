@@ -26,8 +26,7 @@ static int read_times(struct pecs_t *t, int fd, struct times *v)
  * is scheduled (preempted time is off the CPU too, so it cannot add to the task's time),
  * while an event that follows the wall clock shows at least the sleep, however little
  * the thread ran. Neither verdict depends on how the host scheduled the thread. */
-PECS_CASE("Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
-	  "READ-TIMES-TASK")
+PECS_CASE("Required.Read.Times.TaskEventTimesFollowTheTask", "counting", "READ-TIMES-TASK")
 {
 	const uint64_t sleep_ns = 100 * MS, burn_ns = 2 * MS;
 	uint64_t slept, cpu;
@@ -62,8 +61,7 @@ PECS_CASE("Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
 		   (unsigned long long)slept, (unsigned long long)cpu);
 }
 
-PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock",
-	  "counting", "READ-TIMES-TASK")
+PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock", "counting", "READ-TIMES-TASK")
 {
 	uint64_t wall;
 	struct pecs_attr a;
@@ -90,8 +88,7 @@ PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock",
 }
 
 /* An event on a thread that has exited keeps the count and times it had at the exit. */
-PECS_CASE("Required.Read.Times.FinishedThreadFrozen",
-	  "counting,pid.other", "READ-FINISHED-THREAD")
+PECS_CASE("Required.Read.Times.FinishedThreadFrozen", "counting,pid.other", "READ-FINISHED-THREAD")
 {
 	struct pecs_spinner s;
 	struct times v = {0, 0, 0}, w;
@@ -175,8 +172,7 @@ PECS_CASE("Required.Read.Group.TimesAreTheLeaders",
 /* A member is scheduled only with its group: while its leader is disabled an enabled
  * member neither counts nor accrues time, enabled or running (measured: all three stay
  * 0, and stand still again once the leader is disabled). */
-PECS_CASE("Required.Group.Schedule.MemberRunsOnlyWithItsLeader",
-	  "counting", "EVENT-GROUP-RUNNING")
+PECS_CASE("Required.Group.Schedule.MemberRunsOnlyWithItsLeader", "counting", "EVENT-GROUP-RUNNING")
 {
 	struct pecs_attr a;
 	struct times m, m2;

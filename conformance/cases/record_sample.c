@@ -193,8 +193,7 @@ static void check_read_single(struct pecs_t *t, struct walk *w, const struct pec
 	w->last_enabled = rd->time_enabled;
 }
 
-PECS_CASE("Required.Record.Sample.ReadWithId", "mmap,sampling",
-	  "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
+PECS_CASE("Required.Record.Sample.ReadWithId", "mmap,sampling", "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
 			       PECS_SAMPLE_READ,

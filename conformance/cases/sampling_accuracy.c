@@ -211,8 +211,7 @@ static int judge_ips(const struct tally *n, uint64_t count, char *msg, size_t le
 	return 0;
 }
 
-PECS_CASE("Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap",
-	  "SAMPLE-IP-WHERE-TIME-GOES")
+PECS_CASE("Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap", "SAMPLE-IP-WHERE-TIME-GOES")
 {
 	measure(t, judge_ips);
 }
