@@ -145,7 +145,8 @@ pecs_end_check(struct pecs_t *t, const char *file, int line, const char *cond_te
 const char *pecs_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Run fn(arg) when the case ends, however it ends: cleanups run last in, first out,
- * before the framework releases fds and mappings. */
+ * before the framework releases fds and mappings. They run after the case's stack is
+ * gone, so arg must not point into it (a mapping, a static, or malloc'd memory). */
 void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
 
 /* The optional message of a check: its format and arguments, or an empty one. */
