@@ -4,64 +4,60 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
-/* A page mapped PROT_NONE; MAP_FAILED if the host refused one. */
+static void unmap_page(void *p)
+{
+	munmap(p, 4096);
+}
+
+/* A page mapped PROT_NONE (BROKEN if the host refuses one), unmapped when the case ends. */
 static void *inaccessible(struct pecs_t *t)
 {
 	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__, "no PROT_NONE page");
+		PECS_BROKEN(t, "no PROT_NONE page");
+	pecs_defer(t, unmap_page, p);
 	return p;
 }
 
-PECS_CASE(read_bad_buffer, "Required.Read.Buffer.InaccessibleEfault", "counting",
-	  "READ-BAD-BUFFER-EFAULT")
+PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting", "READ-BAD-BUFFER-EFAULT")
 {
 	void *bad = inaccessible(t);
 	struct pecs_attr a;
 	uint64_t v[2];
 	int fd;
 
-	if (bad == MAP_FAILED)
-		return;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.read_format = PECS_FORMAT_ID;
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_ERR(t, pecs_read(t, fd, bad, 16), EFAULT);
 	/* The fault changes nothing: the fd reads normally afterwards. */
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
-	munmap(bad, 4096);
 }
 
-PECS_CASE(id_bad_pointer, "Required.Ioctl.Id.InaccessiblePointerEfault", "counting",
-	  "IOC-ID-BAD-PTR-EFAULT")
+PECS_CASE("Required.Ioctl.Id.InaccessiblePointerEfault", "counting", "IOC-ID-BAD-PTR-EFAULT")
 {
 	void *bad = inaccessible(t);
 	struct pecs_attr a;
 	uint64_t id = 0;
 	int fd;
 
-	if (bad == MAP_FAILED)
-		return;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)bad), EFAULT);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK(t, id != 0, "IOC_ID gave id 0 after the fault");
-	munmap(bad, 4096);
 }
 
-PECS_CASE(period_bad_pointer, "Required.Ioctl.Period.InaccessiblePointerEfault", "counting",
+PECS_CASE("Required.Ioctl.Period.InaccessiblePointerEfault", "counting",
 	  "IOC-PERIOD-BAD-PTR-EFAULT")
 {
 	void *bad = inaccessible(t);
 	struct pecs_attr a;
 	int fd;
 
-	if (bad == MAP_FAILED)
-		return;
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 1000000, PECS_SAMPLE_IP);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)bad), EFAULT);
@@ -69,5 +65,4 @@ PECS_CASE(period_bad_pointer, "Required.Ioctl.Period.InaccessiblePointerEfault",
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)bad), EFAULT);
-	munmap(bad, 4096);
 }

@@ -1,10 +1,10 @@
 /* Closing events of a group. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_GID (PECS_FORMAT_GROUP | PECS_FORMAT_ID)
 
 /* Without its leader a member is a group of its own. */
-PECS_CASE(group_close_leader, "Required.Group.Close.LeaderGoneMemberReadsItself",
+PECS_CASE("Required.Group.Close.LeaderGoneMemberReadsItself",
 	  "counting,read.group", "GROUP-CLOSE-LEADER-SINGLETON")
 {
 	uint64_t buf[8], ids[3];
@@ -19,7 +19,7 @@ PECS_CASE(group_close_leader, "Required.Group.Close.LeaderGoneMemberReadsItself"
 	}
 }
 
-PECS_CASE(group_close_member, "Required.Group.Close.MemberGoneLeaderReadsRest",
+PECS_CASE("Required.Group.Close.MemberGoneLeaderReadsRest",
 	  "counting,read.group", "GROUP-CLOSE-MEMBER")
 {
 	uint64_t buf[8], ids[3];
@@ -37,8 +37,7 @@ PECS_CASE(group_close_member, "Required.Group.Close.MemberGoneLeaderReadsRest",
 
 /* A closed leader's fd is just a closed fd. Nothing is opened in between, so the number
  * is still unused when the member tries to join. */
-PECS_CASE(group_close_join_closed, "Required.Group.Close.JoinClosedLeaderEbadf", "read.group",
-	  "GROUP-CLOSE-LEADER-EBADF")
+PECS_CASE("Required.Group.Close.JoinClosedLeaderEbadf", "read.group", "GROUP-CLOSE-LEADER-EBADF")
 {
 	struct pecs_attr attr;
 

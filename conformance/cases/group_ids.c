@@ -1,11 +1,10 @@
 /* Event ids: unique and handed out in increasing order. Other processes open events too,
  * so consecutive ids are not promised here, only order. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define N_EVENTS 6
 
-PECS_CASE(group_ids_increasing, "Required.Group.Id.StrictlyIncreasing", "counting",
-	  "GROUP-ID-INCREASING")
+PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting", "GROUP-ID-INCREASING")
 {
 	uint64_t ids[N_EVENTS];
 	struct pecs_attr attr;
@@ -24,8 +23,7 @@ PECS_CASE(group_ids_increasing, "Required.Group.Id.StrictlyIncreasing", "countin
 }
 
 /* Closing an event does not free its id for the next one. */
-PECS_CASE(group_ids_not_reused, "Required.Group.Id.NotReusedAfterClose", "counting",
-	  "GROUP-ID-INCREASING")
+PECS_CASE("Required.Group.Id.NotReusedAfterClose", "counting", "GROUP-ID-INCREASING")
 {
 	uint64_t first, again;
 	struct pecs_attr attr;
@@ -41,7 +39,7 @@ PECS_CASE(group_ids_not_reused, "Required.Group.Id.NotReusedAfterClose", "counti
 }
 
 /* Each member has its own id, not the leader's, and they follow creation order. */
-PECS_CASE(group_ids_members_own, "Required.Group.Id.MembersHaveOwnIds", "counting,read.group",
+PECS_CASE("Required.Group.Id.MembersHaveOwnIds", "counting,read.group",
 	  "GROUP-ID-OWN,GROUP-ID-INCREASING")
 {
 	uint64_t ids[4];

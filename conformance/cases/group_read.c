@@ -1,7 +1,7 @@
 /* Group reads seen from each fd, when members and leader ask for different formats. */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_GID (PECS_FORMAT_GROUP | PECS_FORMAT_ID)
 
@@ -27,7 +27,7 @@ static int open_pair(struct pecs_t *t, uint64_t rf_leader, uint64_t rf_member, i
 	return pecs_cnt_run(t, fds[0], PECS_IOC_FLAG_GROUP, 2000000);
 }
 
-PECS_CASE(group_read_member_fd, "Required.Group.Read.MemberFdReadsWholeGroup",
+PECS_CASE("Required.Group.Read.MemberFdReadsWholeGroup",
 	  "counting,read.group", "READ-GROUP-ANY-FD,READ-GROUP-LEADER-FIRST,GROUP-ID-OWN")
 {
 	uint64_t buf[8], ids[2];
@@ -43,7 +43,7 @@ PECS_CASE(group_read_member_fd, "Required.Group.Read.MemberFdReadsWholeGroup",
 }
 
 /* The format is the fd's own: a member without GROUP reads itself alone. */
-PECS_CASE(group_read_member_single, "Required.Group.Read.MemberWithoutGroupReadsItself",
+PECS_CASE("Required.Group.Read.MemberWithoutGroupReadsItself",
 	  "counting,read.group", "READ-GROUP-FORMAT-PER-EVENT")
 {
 	uint64_t buf[8], ids[2];
@@ -59,7 +59,7 @@ PECS_CASE(group_read_member_single, "Required.Group.Read.MemberWithoutGroupReads
 	PECS_CHECK_EQ(t, buf[4], ids[1]);
 }
 
-PECS_CASE(group_read_leader_single, "Required.Group.Read.LeaderWithoutGroupReadsItself",
+PECS_CASE("Required.Group.Read.LeaderWithoutGroupReadsItself",
 	  "counting,read.group", "READ-GROUP-FORMAT-PER-EVENT,READ-GROUP-LEADER-FIRST")
 {
 	uint64_t buf[8], ids[2];
@@ -76,7 +76,7 @@ PECS_CASE(group_read_leader_single, "Required.Group.Read.LeaderWithoutGroupReads
 }
 
 /* FD_NO_GROUP: group_fd names an event but the new one stands alone. */
-PECS_CASE(group_read_no_group_flag, "Required.Group.Flags.NoGroupStandsAlone",
+PECS_CASE("Required.Group.Flags.NoGroupStandsAlone",
 	  "counting,read.group", "OPEN-FLAGS-NO-GROUP-ALONE")
 {
 	uint64_t buf[8], ids[2];
@@ -96,7 +96,7 @@ PECS_CASE(group_read_no_group_flag, "Required.Group.Flags.NoGroupStandsAlone",
 }
 
 /* Members come after the leader in the order they were opened. */
-PECS_CASE(group_read_creation_order, "Required.Group.Read.SiblingsInCreationOrder",
+PECS_CASE("Required.Group.Read.SiblingsInCreationOrder",
 	  "counting,read.group", "READ-GROUP-LEADER-FIRST")
 {
 	uint64_t buf[16], ids[5];

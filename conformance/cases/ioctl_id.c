@@ -1,7 +1,7 @@
 /* PERF_EVENT_IOC_ID: the event's u64 id, the same one read() reports with FORMAT_ID. */
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
-PECS_CASE(id_matches_read, "Required.Ioctl.Id.MatchesReadFormatId", "counting",
+PECS_CASE("Required.Ioctl.Id.MatchesReadFormatId", "counting",
 	  "IOC-ID-WRITES-U64,IOC-ID-EQ-READ-ID")
 {
 	struct pecs_attr a;
@@ -17,8 +17,7 @@ PECS_CASE(id_matches_read, "Required.Ioctl.Id.MatchesReadFormatId", "counting",
 	PECS_CHECK_EQ(t, v[1], id);
 }
 
-PECS_CASE(id_exact_width, "Required.Ioctl.Id.WritesEightBytesOnly", "counting",
-	  "IOC-ID-WRITES-U64")
+PECS_CASE("Required.Ioctl.Id.WritesEightBytesOnly", "counting", "IOC-ID-WRITES-U64")
 {
 	struct pecs_attr a;
 	uint64_t buf[3] = {~0ull, ~0ull, ~0ull};
@@ -32,7 +31,7 @@ PECS_CASE(id_exact_width, "Required.Ioctl.Id.WritesEightBytesOnly", "counting",
 	PECS_CHECK(t, buf[1] != ~0ull, "no id written");
 }
 
-PECS_CASE(id_distinct_in_group, "Required.Ioctl.Id.DistinctPerEventInGroup", "counting,read.group",
+PECS_CASE("Required.Ioctl.Id.DistinctPerEventInGroup", "counting,read.group",
 	  "IOC-ID-DISTINCT,IOC-ID-EQ-READ-ID")
 {
 	struct pecs_attr a;
@@ -53,7 +52,7 @@ PECS_CASE(id_distinct_in_group, "Required.Ioctl.Id.DistinctPerEventInGroup", "co
 	PECS_CHECK_EQ(t, v[4], id_m);
 }
 
-PECS_CASE(id_null_efault, "Required.Ioctl.Id.NullPointerEfault", "counting", "IOC-ID-EFAULT")
+PECS_CASE("Required.Ioctl.Id.NullPointerEfault", "counting", "IOC-ID-EFAULT")
 {
 	struct pecs_attr a;
 	int fd;

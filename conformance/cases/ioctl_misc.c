@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "pecs/vectors.h"
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 static int open_clock(struct pecs_t *t, uint64_t config)
 {
@@ -16,8 +16,7 @@ static int open_clock(struct pecs_t *t, uint64_t config)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(set_filter_einval, "Required.Ioctl.SetFilter.NonTracepointEinval", "counting",
-	  "IOC-SET-FILTER-EINVAL")
+PECS_CASE("Required.Ioctl.SetFilter.NonTracepointEinval", "counting", "IOC-SET-FILTER-EINVAL")
 {
 	static const char filter[] = "common_pid == 1";
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
@@ -27,8 +26,7 @@ PECS_CASE(set_filter_einval, "Required.Ioctl.SetFilter.NonTracepointEinval", "co
 }
 
 /* The string is copied in before the event kind is looked at. */
-PECS_CASE(set_filter_efault, "Required.Ioctl.SetFilter.NullPointerEfault", "counting",
-	  "IOC-SET-FILTER-EFAULT")
+PECS_CASE("Required.Ioctl.SetFilter.NullPointerEfault", "counting", "IOC-SET-FILTER-EFAULT")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
 
@@ -36,7 +34,7 @@ PECS_CASE(set_filter_efault, "Required.Ioctl.SetFilter.NullPointerEfault", "coun
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_SET_FILTER, 0), EFAULT);
 }
 
-PECS_CASE(set_bpf_ebadf, "Required.Ioctl.SetBpf.BadFdEbadf", "counting", "IOC-SET-BPF-EBADF")
+PECS_CASE("Required.Ioctl.SetBpf.BadFdEbadf", "counting", "IOC-SET-BPF-EBADF")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
 
@@ -45,8 +43,7 @@ PECS_CASE(set_bpf_ebadf, "Required.Ioctl.SetBpf.BadFdEbadf", "counting", "IOC-SE
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_SET_BPF, 0xfffffffful), EBADF);
 }
 
-PECS_CASE(set_bpf_not_prog, "Required.Ioctl.SetBpf.NonBpfFdEinval", "counting",
-	  "IOC-SET-BPF-EINVAL")
+PECS_CASE("Required.Ioctl.SetBpf.NonBpfFdEinval", "counting", "IOC-SET-BPF-EINVAL")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK), other, r;
 
@@ -61,7 +58,7 @@ PECS_CASE(set_bpf_not_prog, "Required.Ioctl.SetBpf.NonBpfFdEinval", "counting",
 	PECS_CHECK_ERR(t, r, EINVAL);
 }
 
-PECS_CASE(query_bpf, "Required.Ioctl.QueryBpf.ClockEventRefused", "counting",
+PECS_CASE("Required.Ioctl.QueryBpf.ClockEventRefused", "counting",
 	  "IOC-QUERY-BPF-EPERM,IOC-QUERY-BPF-EINVAL")
 {
 	struct {
@@ -79,7 +76,7 @@ PECS_CASE(query_bpf, "Required.Ioctl.QueryBpf.ClockEventRefused", "counting",
 
 /* MODIFY_ATTRIBUTES with a copy of the event's own attr. Clock events were moved onto
  * their own PMU type at open, so the copy's PERF_TYPE_SOFTWARE no longer matches: EINVAL. */
-PECS_CASE(modify_clock, "Required.Ioctl.ModifyAttributes.ClockEventsEinval", "counting",
+PECS_CASE("Required.Ioctl.ModifyAttributes.ClockEventsEinval", "counting",
 	  "IOC-MODIFY-EINVAL-CLOCK")
 {
 	static const uint64_t clocks[] = {PECS_SW_CPU_CLOCK, PECS_SW_TASK_CLOCK};
@@ -96,7 +93,7 @@ PECS_CASE(modify_clock, "Required.Ioctl.ModifyAttributes.ClockEventsEinval", "co
 }
 
 /* Other software events keep PERF_TYPE_SOFTWARE; only breakpoints can be modified. */
-PECS_CASE(modify_other_sw, "Recommended.Ioctl.ModifyAttributes.OtherSoftwareEopnotsupp",
+PECS_CASE("Recommended.Ioctl.ModifyAttributes.OtherSoftwareEopnotsupp",
 	  "counting", "IOC-MODIFY-EOPNOTSUPP")
 {
 	static const uint64_t others[] = {PECS_SW_PAGE_FAULTS, PECS_SW_DUMMY};
@@ -112,7 +109,7 @@ PECS_CASE(modify_other_sw, "Recommended.Ioctl.ModifyAttributes.OtherSoftwareEopn
 	}
 }
 
-PECS_CASE(unknown_request, "Required.Ioctl.Unknown.Enotty", "counting", "IOC-UNKNOWN-ENOTTY")
+PECS_CASE("Required.Ioctl.Unknown.Enotty", "counting", "IOC-UNKNOWN-ENOTTY")
 {
 	/* The next free number in '$', one far past it, another type, and nothing. */
 	static const unsigned long requests[] = {0x240c, 0x24ff, 0x2500, 0x0};
@@ -122,16 +119,15 @@ PECS_CASE(unknown_request, "Required.Ioctl.Unknown.Enotty", "counting", "IOC-UNK
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
 		int r = pecs_ioctl(t, fd, requests[i], 0);
 
-		PECS_CHECK(t, r == -ENOTTY, "request 0x%lx returned %s, expected -ENOTTY",
-			   requests[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, ENOTTY, "request 0x%lx",
+			       requests[i]);
 	}
 }
 
 /* The kernel switches on the whole request word, so the same type and number with another
  * direction or size is a different, unknown request. Arg 0 keeps a wrong match harmless:
  * the pointer requests then fail with EFAULT, the value ones act on nothing else. */
-PECS_CASE(encoding_mismatch, "Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty", "counting",
-	  "IOC-ENCODING-EXACT")
+PECS_CASE("Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty", "counting", "IOC-ENCODING-EXACT")
 {
 	int fd = open_clock(t, PECS_SW_TASK_CLOCK);
 
@@ -151,9 +147,9 @@ PECS_CASE(encoding_mismatch, "Required.Ioctl.Encoding.OtherDirectionOrSizeEnotty
 		for (size_t k = 0; k < n; k++) {
 			int r = pecs_ioctl(t, fd, variants[k], 0);
 
-			PECS_CHECK(t, r == -ENOTTY,
-				   "tcId %d (%s 0x%lx) as 0x%lx returned %s, expected -ENOTTY",
-				   v->tc_id, v->name, v->request, variants[k], pecs_retname(r));
+			PECS_CHECK_ERR(t, r, ENOTTY,
+				       "tcId %d (%s 0x%lx) as 0x%lx",
+				       v->tc_id, v->name, v->request, variants[k]);
 		}
 	}
 }

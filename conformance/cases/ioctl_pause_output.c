@@ -3,8 +3,8 @@
  * (rb_toggle_paused() and perf_output_begin() in kernel/events, measured here). */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
@@ -19,7 +19,7 @@ static int open_sampler(struct pecs_t *t, uint64_t read_format)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(pause_no_buffer, "Required.Ioctl.PauseOutput.NoBufferEinval", "ioctl.pause_output",
+PECS_CASE("Required.Ioctl.PauseOutput.NoBufferEinval", "ioctl.pause_output",
 	  "IOC-PAUSE-EINVAL-NO-BUFFER")
 {
 	int fd = open_sampler(t, 0);
@@ -30,7 +30,7 @@ PECS_CASE(pause_no_buffer, "Required.Ioctl.PauseOutput.NoBufferEinval", "ioctl.p
 }
 
 /* A metadata-only mapping has no data pages: there is nothing to pause. */
-PECS_CASE(pause_one_page, "Required.Ioctl.PauseOutput.MetadataOnlyMapEinval",
+PECS_CASE("Required.Ioctl.PauseOutput.MetadataOnlyMapEinval",
 	  "ioctl.pause_output,mmap", "IOC-PAUSE-EINVAL-NO-BUFFER")
 {
 	struct pecs_ring r;
@@ -41,7 +41,7 @@ PECS_CASE(pause_one_page, "Required.Ioctl.PauseOutput.MetadataOnlyMapEinval",
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), EINVAL);
 }
 
-PECS_CASE(pause_ok_mapped, "Required.Ioctl.PauseOutput.MappedAcceptsAnyArg",
+PECS_CASE("Required.Ioctl.PauseOutput.MappedAcceptsAnyArg",
 	  "ioctl.pause_output,mmap", "IOC-PAUSE-OK")
 {
 	struct pecs_ring r;
@@ -57,52 +57,35 @@ PECS_CASE(pause_ok_mapped, "Required.Ioctl.PauseOutput.MappedAcceptsAnyArg",
 
 /* Pause a running sampler, run ~40 periods, resume, and return the first record written
  * after the pause in *rec; *id is the event's id. */
-static int pause_and_resume(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t *id,
-			    const struct pecs_record_header **rec)
+static void pause_and_resume(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t *id,
+			     const struct pecs_record_header **rec)
 {
 	uint64_t head;
 	int n, ret;
 
-	if ((ret = pecs_event_id(t, fd, id)) < 0 ||
-	    (ret = pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, r)) < 0 ||
-	    (ret = pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0)) < 0)
-		return ret;
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, id));
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, r));
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	n = pecs_ring_wait(r, PECS_RECORD_SAMPLE, 2, 1000);
-	if (n < 2) {
-		PECS_FAIL_(t, "only %d samples before the pause", n);
-		return -1;
-	}
-	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1)) < 0)
-		return ret;
+	PECS_CHECK(t, n >= 2, "only %d samples before the pause", n);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1));
 	head = pecs_ring_head(r);
 	/* the event keeps counting while its output is paused: 40 periods of its clock */
-	if ((ret = pecs_burn_event(t, fd, 40 * PERIOD_NS, 2000)) < 0)
-		return ret;
-	if (pecs_ring_head(r) != head) {
-		PECS_FAIL_(t, "data_head moved from %llu to %llu while paused",
-			   (unsigned long long)head, (unsigned long long)pecs_ring_head(r));
-		return -1;
-	}
+	PECS_CHECK_OK(t, pecs_burn_event(t, fd, 40 * PERIOD_NS, 2000));
+	PECS_CHECK(t, pecs_ring_head(r) == head, "data_head moved from %llu to %llu while paused",
+		   (unsigned long long)head, (unsigned long long)pecs_ring_head(r));
 	/* Skip what was written before the pause. */
 	while ((ret = pecs_ring_next(r, rec)) > 0)
 		;
-	if (ret < 0)
-		return ret;
+	PECS_CHECK_OK(t, ret, "reading the records before the pause");
 	pecs_ring_consume(r);
-	if ((ret = pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0)) < 0)
-		return ret;
-	if (pecs_ring_wait(r, 0, 2, 1000) < 2) {
-		PECS_FAIL_(t, "no records after resuming");
-		return -1;
-	}
-	ret = pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
-	if (ret < 0)
-		return ret;
-	ret = pecs_ring_next(r, rec);
-	return ret == 1 ? 0 : -EBADMSG;
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0));
+	PECS_CHECK(t, pecs_ring_wait(r, 0, 2, 1000) >= 2, "no records after resuming");
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	PECS_CHECK_EQ(t, pecs_ring_next(r, rec), 1, "the first record after resuming");
 }
 
-PECS_CASE(pause_lost_record, "Required.Ioctl.PauseOutput.NothingWrittenThenLostRecord",
+PECS_CASE("Required.Ioctl.PauseOutput.NothingWrittenThenLostRecord",
 	  "ioctl.pause_output,mmap,sampling", "IOC-PAUSE-NO-WRITES,IOC-PAUSE-LOST-ON-RESUME")
 {
 	const struct pecs_record_header *rec;
@@ -111,9 +94,7 @@ PECS_CASE(pause_lost_record, "Required.Ioctl.PauseOutput.NothingWrittenThenLostR
 	int fd = open_sampler(t, 0);
 
 	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_OK(t, pause_and_resume(t, fd, &r, &id, &rec));
-	if (pecs_failed(t))
-		return;
+	pause_and_resume(t, fd, &r, &id, &rec);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
 	PECS_CHECK_EQ(t, rec->misc, 0);
 	PECS_CHECK_EQ(t, rec->size, 24);
@@ -126,7 +107,7 @@ PECS_CASE(pause_lost_record, "Required.Ioctl.PauseOutput.NothingWrittenThenLostR
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
 }
 
-PECS_CASE(pause_lost_matches_read, "Required.Ioctl.PauseOutput.LostMatchesReadLost",
+PECS_CASE("Required.Ioctl.PauseOutput.LostMatchesReadLost",
 	  "ioctl.pause_output,mmap,sampling,read.lost", "IOC-PAUSE-LOST-EQ-READ")
 {
 	const struct pecs_record_header *rec;
@@ -135,9 +116,7 @@ PECS_CASE(pause_lost_matches_read, "Required.Ioctl.PauseOutput.LostMatchesReadLo
 	int fd = open_sampler(t, PECS_FORMAT_ID | PECS_FORMAT_LOST);
 
 	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_OK(t, pause_and_resume(t, fd, &r, &id, &rec));
-	if (pecs_failed(t))
-		return;
+	pause_and_resume(t, fd, &r, &id, &rec);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
 	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));

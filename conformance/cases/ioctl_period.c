@@ -1,7 +1,7 @@
 /* PERF_EVENT_IOC_PERIOD: a new sample_period through a u64 pointer, for sampling events. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 
@@ -13,61 +13,52 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(period_counting_einval, "Required.Ioctl.Period.CountingEventEinval", "counting",
-	  "IOC-PERIOD-EINVAL-COUNTING")
+/* One IOC_PERIOD call and its answer. */
+struct period_row {
+	struct pecs_row head;
+	int sampling;    /* the event samples (else it counts) */
+	int null_arg;    /* pass a NULL pointer instead of &period */
+	uint64_t period;
+	int err;         /* the errno expected, 0 for success */
+};
+
+static const struct period_row period_rows[] = {
+	{{"Required.Ioctl.Period.CountingEventEinval", "counting", "IOC-PERIOD-EINVAL-COUNTING"},
+	 0, 0, PERIOD_NS, EINVAL},
+	{{"Required.Ioctl.Period.ZeroEinval", "counting", "IOC-PERIOD-EINVAL-ZERO"},
+	 1, 0, 0, EINVAL},
+	{{"Required.Ioctl.Period.Bit63Einval", "counting", "IOC-PERIOD-EINVAL-BIT63"},
+	 1, 0, (1ull << 63) | PERIOD_NS, EINVAL},
+	{{"Required.Ioctl.Period.NullPointerEfault", "counting", "IOC-PERIOD-EFAULT"},
+	 1, 1, 0, EFAULT},
+	{{"Required.Ioctl.Period.SamplingEventAccepts", "counting", "IOC-PERIOD-OK"},
+	 1, 0, 2 * PERIOD_NS, 0},
+};
+
+static void period_case(struct pecs_t *t, const struct period_row *r)
 {
 	struct pecs_attr a;
-	uint64_t p = PERIOD_NS;
+	uint64_t p = r->period;
 	int fd;
 
-	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
-	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
+	if (r->sampling) {
+		fd = PECS_CHECK_OK(t, open_sampler(t, PECS_SAMPLE_IP));
+	} else {
+		pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+		fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	}
+	int ret = pecs_ioctl(t, fd, PECS_IOC_PERIOD, r->null_arg ? 0 : (unsigned long)&p);
+	if (r->err)
+		PECS_CHECK_ERR(t, ret, r->err, "PERIOD %#llx", (unsigned long long)r->period);
+	else
+		PECS_CHECK_EQ(t, ret, 0, "PERIOD %#llx", (unsigned long long)r->period);
 }
 
-PECS_CASE(period_zero_einval, "Required.Ioctl.Period.ZeroEinval", "counting",
-	  "IOC-PERIOD-EINVAL-ZERO")
-{
-	uint64_t p = 0;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
-}
-
-PECS_CASE(period_bit63_einval, "Required.Ioctl.Period.Bit63Einval", "counting",
-	  "IOC-PERIOD-EINVAL-BIT63")
-{
-	uint64_t p = (1ull << 63) | PERIOD_NS;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), EINVAL);
-}
-
-PECS_CASE(period_null_efault, "Required.Ioctl.Period.NullPointerEfault", "counting",
-	  "IOC-PERIOD-EFAULT")
-{
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, 0), EFAULT);
-}
-
-PECS_CASE(period_accepted, "Required.Ioctl.Period.SamplingEventAccepts", "counting",
-	  "IOC-PERIOD-OK")
-{
-	uint64_t p = 2 * PERIOD_NS;
-	int fd = open_sampler(t, PECS_SAMPLE_IP);
-
-	PECS_CHECK_OK(t, fd);
-	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
-}
+PECS_CASE_TABLE(period_rows, period_case);
 
 /* The new period governs when samples are taken: with 10x the open-time period,
  * consecutive samples of a thread that never stops running are at least ~that far apart. */
-PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling",
-	  "IOC-PERIOD-EFFECT")
+PECS_CASE("Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling", "IOC-PERIOD-EFFECT")
 {
 	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_TIME;
 	const struct pecs_record_header *rec;
@@ -101,7 +92,7 @@ PECS_CASE(period_spacing, "Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,
 /* Linux quirk (measured, and perf_event_alloc/perf_swevent_hrtimer in core.c): a clock
  * event's PERF_SAMPLE_PERIOD is the period it was opened with (hw.last_period, which
  * IOC_PERIOD does not update), although the timer runs at the new period. */
-PECS_CASE(period_field_clock, "Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
+PECS_CASE("Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
 	  "mmap,sampling", "IOC-PERIOD-CLOCK-FIELD")
 {
 	const uint64_t st = PECS_SAMPLE_TID | PECS_SAMPLE_PERIOD;

@@ -1,13 +1,12 @@
 /* PERF_EVENT_IOC_REFRESH: allow n more overflows, enable, and disable after the n-th. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 
-PECS_CASE(refresh_counting_einval, "Required.Ioctl.Refresh.CountingEventEinval", "counting",
-	  "IOC-REFRESH-EINVAL-COUNTING")
+PECS_CASE("Required.Ioctl.Refresh.CountingEventEinval", "counting", "IOC-REFRESH-EINVAL-COUNTING")
 {
 	struct pecs_attr a;
 	int fd;
@@ -17,7 +16,7 @@ PECS_CASE(refresh_counting_einval, "Required.Ioctl.Refresh.CountingEventEinval",
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 1), EINVAL);
 }
 
-PECS_CASE(refresh_inherit_einval, "Required.Ioctl.Refresh.InheritEventEinval", "ioctl.refresh",
+PECS_CASE("Required.Ioctl.Refresh.InheritEventEinval", "ioctl.refresh",
 	  "IOC-REFRESH-EINVAL-INHERIT")
 {
 	struct pecs_attr a;
@@ -29,7 +28,7 @@ PECS_CASE(refresh_inherit_einval, "Required.Ioctl.Refresh.InheritEventEinval", "
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 1), EINVAL);
 }
 
-PECS_CASE(refresh_disables_after_n, "Required.Ioctl.Refresh.DisablesAfterN",
+PECS_CASE("Required.Ioctl.Refresh.DisablesAfterN",
 	  "ioctl.refresh,mmap,sampling", "IOC-REFRESH-N-OVERFLOWS")
 {
 	const int n = 3;
@@ -57,7 +56,7 @@ PECS_CASE(refresh_disables_after_n, "Required.Ioctl.Refresh.DisablesAfterN",
 	PECS_CHECK_EQ(t, v[1], te);
 }
 
-PECS_CASE(refresh_again, "Required.Ioctl.Refresh.RefreshAgainResumes",
+PECS_CASE("Required.Ioctl.Refresh.RefreshAgainResumes",
 	  "ioctl.refresh,mmap,sampling", "IOC-REFRESH-N-OVERFLOWS")
 {
 	struct pecs_attr a;

@@ -5,13 +5,12 @@
  * Measured on Linux 6.18. */
 #include <limits.h>
 
-#include "support_counting.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/wait.h"
 
 #define HIGH_BITS 0xffffffff00000000ul
 
-PECS_CASE(ioc_cmd_u32, "Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting",
-	  "IOC-CMD-U32")
+PECS_CASE("Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "counting", "IOC-CMD-U32")
 {
 #if ULONG_MAX > 0xffffffffu
 	struct pecs_attr a;
@@ -37,8 +36,7 @@ PECS_CASE(ioc_cmd_u32, "Required.Ioctl.Encoding.UpperHalfOfRequestIgnored", "cou
 #endif
 }
 
-PECS_CASE(ioc_period_freq_max, "Required.Ioctl.Period.FrequencyEventBoundedByMaxRate",
-	  "sampling", "IOC-PERIOD-FREQ-MAX")
+PECS_CASE("Required.Ioctl.Period.FrequencyEventBoundedByMaxRate", "sampling", "IOC-PERIOD-FREQ-MAX")
 {
 	struct pecs_attr a;
 	uint64_t v;

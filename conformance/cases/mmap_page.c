@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define DATA_PAGES 2
 
@@ -56,7 +56,7 @@ static int map_fresh(struct pecs_t *t, struct pecs_ring *r)
 	return pecs_ring_map(t, fd, DATA_PAGES, PROT_READ | PROT_WRITE, r);
 }
 
-PECS_CASE(page_fresh_values, "Required.Mmap.Page.FreshValuesAtVectorOffsets", "mmap",
+PECS_CASE("Required.Mmap.Page.FreshValuesAtVectorOffsets", "mmap",
 	  "MMAP-PAGE-LAYOUT,MMAP-PAGE-FRESH")
 {
 	const long page = pecs_host(t)->page_size;
@@ -82,8 +82,7 @@ PECS_CASE(page_fresh_values, "Required.Mmap.Page.FreshValuesAtVectorOffsets", "m
 }
 
 /* `size` says how much of the page before __reserved the writer fills in. */
-PECS_CASE(page_size_field, "Required.Mmap.Page.SizeCoversKnownFields", "mmap",
-	  "MMAP-PAGE-SIZE")
+PECS_CASE("Required.Mmap.Page.SizeCoversKnownFields", "mmap", "MMAP-PAGE-SIZE")
 {
 	const struct pecs_vec_layout *res = field("__reserved"), *head = field("data_head");
 	struct pecs_ring r;
@@ -97,8 +96,7 @@ PECS_CASE(page_size_field, "Required.Mmap.Page.SizeCoversKnownFields", "mmap",
 		   (unsigned long long)size, res->offset);
 }
 
-PECS_CASE(page_reserved_zero, "Required.Mmap.Page.ReservedBytesZero", "mmap",
-	  "MMAP-PAGE-RESERVED-ZERO")
+PECS_CASE("Required.Mmap.Page.ReservedBytesZero", "mmap", "MMAP-PAGE-RESERVED-ZERO")
 {
 	static const char *const reserved[] = {"__reserved_1", "__reserved"};
 	static const uint8_t zero[1024];
@@ -116,8 +114,7 @@ PECS_CASE(page_reserved_zero, "Required.Mmap.Page.ReservedBytesZero", "mmap",
 
 /* capabilities: the exact word is the host's (time bits depend on the clocksource), but
  * its bits must agree with each other and with a software event. */
-PECS_CASE(page_capabilities, "Required.Mmap.Page.CapabilitiesConsistent", "mmap",
-	  "MMAP-PAGE-CAPS")
+PECS_CASE("Required.Mmap.Page.CapabilitiesConsistent", "mmap", "MMAP-PAGE-CAPS")
 {
 	struct pecs_ring r;
 	uint64_t caps;
@@ -143,8 +140,7 @@ PECS_CASE(page_capabilities, "Required.Mmap.Page.CapabilitiesConsistent", "mmap"
 
 /* The seqlock: readers retry while it is odd; after an enable/disable round it is even
  * again and the times it guards have moved. */
-PECS_CASE(page_lock_even, "Required.Mmap.Page.LockEvenAfterUpdates", "mmap,counting",
-	  "MMAP-PAGE-LOCK")
+PECS_CASE("Required.Mmap.Page.LockEvenAfterUpdates", "mmap,counting", "MMAP-PAGE-LOCK")
 {
 	struct pecs_ring r;
 	struct pecs_attr a;

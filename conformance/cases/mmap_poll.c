@@ -4,7 +4,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 
@@ -17,7 +17,7 @@ static int open_sampler(struct pecs_t *t, uint32_t wakeup_events)
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(poll_no_buffer, "Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
+PECS_CASE("Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
 {
 	int fd = open_sampler(t, 1), r;
 
@@ -27,8 +27,7 @@ PECS_CASE(poll_no_buffer, "Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUF
 	PECS_CHECK(t, r & POLLHUP, "revents 0x%x without POLLHUP", r);
 }
 
-PECS_CASE(poll_mapped_empty, "Required.Poll.Mapped.EmptyIsZero", "poll,mmap",
-	  "POLL-MAPPED-EMPTY")
+PECS_CASE("Required.Poll.Mapped.EmptyIsZero", "poll,mmap", "POLL-MAPPED-EMPTY")
 {
 	struct pecs_ring r;
 	int fd = open_sampler(t, 1);
@@ -38,7 +37,7 @@ PECS_CASE(poll_mapped_empty, "Required.Poll.Mapped.EmptyIsZero", "poll,mmap",
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
 }
 
-PECS_CASE(poll_wakeup, "Required.Poll.Wakeup.PollinAfterWakeupEventsOnce",
+PECS_CASE("Required.Poll.Wakeup.PollinAfterWakeupEventsOnce",
 	  "poll,mmap,sampling", "POLL-WAKEUP-EVENTS,POLL-WAKEUP-ONCE")
 {
 	const int wakeup = 16;

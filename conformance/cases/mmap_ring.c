@@ -5,8 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 
@@ -20,8 +20,7 @@ static int open_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t read_fo
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(ring_head_aligned, "Required.Ring.Head.MultipleOfEight", "mmap,sampling",
-	  "RING-HEAD-ALIGN8")
+PECS_CASE("Required.Ring.Head.MultipleOfEight", "mmap,sampling", "RING-HEAD-ALIGN8")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	const struct pecs_record_header *rec;
@@ -71,7 +70,7 @@ static int fill_writable(struct pecs_t *t, int fd, struct pecs_ring *r, uint64_t
 	return pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0);
 }
 
-PECS_CASE(ring_writable_fill, "Required.Ring.Writable.FillsToDataSizeMinus8ThenLost",
+PECS_CASE("Required.Ring.Writable.FillsToDataSizeMinus8ThenLost",
 	  "mmap,sampling", "RING-WRITABLE-FILL,RING-LOST-RECORD")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
@@ -112,7 +111,7 @@ PECS_CASE(ring_writable_fill, "Required.Ring.Writable.FillsToDataSizeMinus8ThenL
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_SAMPLE);
 }
 
-PECS_CASE(ring_lost_matches_read, "Required.Ring.Writable.LostRecordMatchesReadLost",
+PECS_CASE("Required.Ring.Writable.LostRecordMatchesReadLost",
 	  "mmap,sampling,read.lost", "RING-LOST-EQ-READ")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
@@ -141,7 +140,7 @@ PECS_CASE(ring_lost_matches_read, "Required.Ring.Writable.LostRecordMatchesReadL
 	PECS_CHECK_EQ(t, lost, v[2]);
 }
 
-PECS_CASE(ring_overwrite, "Required.Ring.Overwrite.HeadRunsPastTailIgnored",
+PECS_CASE("Required.Ring.Overwrite.HeadRunsPastTailIgnored",
 	  "mmap.overwrite,sampling", "RING-OVERWRITE")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
@@ -171,8 +170,7 @@ PECS_CASE(ring_overwrite, "Required.Ring.Overwrite.HeadRunsPastTailIgnored",
  * the writer then owes it a LOST record: that is the ABI too, so a LOST record is
  * accepted when it is well formed, names this event and reports at least one loss. At
  * least one SAMPLE must still come through whole. */
-PECS_CASE(ring_wrap, "Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling",
-	  "RING-WRAP")
+PECS_CASE("Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling", "RING-WRAP")
 {
 	const uint64_t st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
 			    PECS_SAMPLE_TIME;
@@ -225,8 +223,7 @@ PECS_CASE(ring_wrap, "Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampli
 
 /* A metadata-only mapping has no data area: samples go nowhere and are not counted
  * as lost either. */
-PECS_CASE(ring_one_page, "Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost",
-	  "RING-ONE-PAGE")
+PECS_CASE("Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost", "RING-ONE-PAGE")
 {
 	struct pecs_ring r;
 	uint64_t v[3]; /* value, id, lost */
@@ -247,7 +244,7 @@ PECS_CASE(ring_one_page, "Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampli
 /* write_backward: the kernel writes each record below the previous one, so data_head
  * counts down from 0 and the newest record starts at data_head; reading forward from
  * there walks the records newest first, ending at the old head. */
-PECS_CASE(ring_backward, "Recommended.Ring.Backward.HeadCountsDownFromZero",
+PECS_CASE("Recommended.Ring.Backward.HeadCountsDownFromZero",
 	  "mmap.overwrite,sampling", "RING-BACKWARD")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
@@ -289,8 +286,7 @@ PECS_CASE(ring_backward, "Recommended.Ring.Backward.HeadCountsDownFromZero",
 }
 
 /* The mapping keeps the event alive: after close(fd) it still runs and writes. */
-PECS_CASE(ring_close_mapped, "Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling",
-	  "RING-CLOSE-MAPPED")
+PECS_CASE("Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling", "RING-CLOSE-MAPPED")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	struct pecs_ring r;

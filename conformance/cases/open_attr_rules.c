@@ -7,13 +7,13 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "support_counting.h"
-#include "support_ring.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/ring.h"
 
 /* Only the clocks a timestamp may come from in NMI context: MONOTONIC (1),
  * MONOTONIC_RAW (4), REALTIME (0), BOOTTIME (7) and TAI (11). The CPU-time clocks, the
  * coarse clocks and the alarms are refused, as is any number that is no clock. */
-PECS_CASE(open_clockid, "Required.Open.Clockid.OnlyNmiSafeClocks", "", "OPEN-CLOCKID-EINVAL")
+PECS_CASE("Required.Open.Clockid.OnlyNmiSafeClocks", "", "OPEN-CLOCKID-EINVAL")
 {
 	static const int32_t ok[] = {0, 1, 4, 7, 11};
 	static const int32_t bad[] = {-1, 2, 3, 5, 6, 8, 9, 10, 12, 99};
@@ -25,8 +25,7 @@ PECS_CASE(open_clockid, "Required.Open.Clockid.OnlyNmiSafeClocks", "", "OPEN-CLO
 		a.flags |= PECS_ATTR_USE_CLOCKID;
 		a.clockid = bad[i];
 		r = pecs_open(t, &a, 0, -1, -1, 0);
-		PECS_CHECK(t, r == -EINVAL, "clockid %d: %s, expected -EINVAL", bad[i],
-			   pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EINVAL, "clockid %d", bad[i]);
 	}
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
@@ -43,7 +42,7 @@ PECS_CASE(open_clockid, "Required.Open.Clockid.OnlyNmiSafeClocks", "", "OPEN-CLO
 
 /* An inherited event's SAMPLE_READ values would mix the counts of several threads; the
  * kernel allows it only when each sample says whose it is (SAMPLE_TID). */
-PECS_CASE(open_inherit_sample_read, "Required.Open.Flags.InheritSampleReadNeedsTidEinval", "",
+PECS_CASE("Required.Open.Flags.InheritSampleReadNeedsTidEinval", "",
 	  "OPEN-INHERIT-SAMPLE-READ-EINVAL")
 {
 	struct pecs_attr a;
@@ -66,8 +65,7 @@ PECS_CASE(open_inherit_sample_read, "Required.Open.Flags.InheritSampleReadNeedsT
 
 /* With PERF_FLAG_PID_CGROUP, pid is an fd that must name a perf_event cgroup directory;
  * anything else is a bad fd, checked before any permission (so also unprivileged). */
-PECS_CASE(open_cgroup_ebadf, "Required.Open.Flags.PidCgroupNotACgroupEbadf", "",
-	  "OPEN-FLAGS-CGROUP-EBADF")
+PECS_CASE("Required.Open.Flags.PidCgroupNotACgroupEbadf", "", "OPEN-FLAGS-CGROUP-EBADF")
 {
 	struct pecs_attr a;
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), r, closed;
@@ -82,18 +80,16 @@ PECS_CASE(open_cgroup_ebadf, "Required.Open.Flags.PidCgroupNotACgroupEbadf", "",
 	pecs_attr_counting(t, &a, PECS_SW_CPU_CLOCK);
 	r = pecs_open(t, &a, devnull, 0, -1, PECS_FLAG_PID_CGROUP);
 	close(devnull);
-	PECS_CHECK(t, r == -EBADF, "an fd of /dev/null as the cgroup: %s, expected -EBADF",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EBADF, "an fd of /dev/null as the cgroup");
 	r = pecs_open(t, &a, closed, 0, -1, PECS_FLAG_PID_CGROUP);
-	PECS_CHECK(t, r == -EBADF, "a closed fd as the cgroup: %s, expected -EBADF",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EBADF, "a closed fd as the cgroup");
 }
 
 /* The clock events sample from an hrtimer, so a frequency is turned into the period that
  * gives it, once, at open: period = 1e9 / freq ns, and the event is a period event from
  * then on. PERF_EVENT_IOC_PERIOD therefore takes a period, not a frequency bounded by
  * perf_event_max_sample_rate. */
-PECS_CASE(open_freq_clock_ioc, "Required.Open.Freq.ClockFreqBecomesPeriodForIocPeriod",
+PECS_CASE("Required.Open.Freq.ClockFreqBecomesPeriodForIocPeriod",
 	  "sampling", "OPEN-FREQ-CLOCK-TO-PERIOD")
 {
 	struct pecs_attr a;
@@ -107,7 +103,7 @@ PECS_CASE(open_freq_clock_ioc, "Required.Open.Freq.ClockFreqBecomesPeriodForIocP
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&v), 0);
 }
 
-PECS_CASE(open_freq_clock_field, "Required.Open.Freq.ClockFreqSamplePeriodField",
+PECS_CASE("Required.Open.Freq.ClockFreqSamplePeriodField",
 	  "sampling,mmap", "OPEN-FREQ-CLOCK-TO-PERIOD")
 {
 	static struct pecs_ring r;

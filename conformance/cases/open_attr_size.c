@@ -3,16 +3,16 @@
  * E2BIG with the implementation's own size written back so the caller can retry. */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define BEHAVIOURS_E2BIG "OPEN-SIZE-E2BIG,OPEN-SIZE-E2BIG-WRITEBACK"
 
-PECS_CASE(open_attr_null, "Required.Open.AttrSize.NullAttrEfault", "", "OPEN-ATTR-NULL-EFAULT")
+PECS_CASE("Required.Open.AttrSize.NullAttrEfault", "", "OPEN-ATTR-NULL-EFAULT")
 {
 	PECS_CHECK_ERR(t, pecs_open(t, NULL, 0, -1, -1, 0), EFAULT);
 }
 
-PECS_CASE(open_attr_size_zero, "Required.Open.AttrSize.ZeroMeansVer0", "",
+PECS_CASE("Required.Open.AttrSize.ZeroMeansVer0", "",
 	  "OPEN-SIZE-ZERO-VER0,OPEN-SIZE-NO-WRITEBACK-ON-SUCCESS")
 {
 	struct pecs_attr attr;
@@ -31,7 +31,7 @@ PECS_CASE(open_attr_size_zero, "Required.Open.AttrSize.ZeroMeansVer0", "",
 }
 
 /* Below VER0 nothing is a valid attr. */
-PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.BelowVer0E2big", "", BEHAVIOURS_E2BIG)
 {
 	static const uint32_t sizes[] = {1, 8, 32, PECS_ATTR_SIZE_VER0 - 1};
 	struct pecs_attr attr;
@@ -41,8 +41,7 @@ PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHA
 		attr.size = sizes[i];
 		int ret = pecs_open(t, &attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret == -E2BIG, "size %u: %s, expected -E2BIG", sizes[i],
-			   pecs_retname(ret));
+		PECS_CHECK_ERR(t, ret, E2BIG, "size %u", sizes[i]);
 		PECS_CHECK(t, attr.size == pecs_host(t)->attr_size,
 			   "size %u: E2BIG wrote back %u, expected %u", sizes[i], attr.size,
 			   pecs_host(t)->attr_size);
@@ -52,8 +51,7 @@ PECS_CASE(open_attr_too_small, "Required.Open.AttrSize.BelowVer0E2big", "", BEHA
 /* The size E2BIG writes back is the implementation's own struct: a published version, or
  * (on a kernel newer than the vectors) a larger multiple of 8. Checked against the vectors,
  * not against the size the adapter probed the same way. */
-PECS_CASE(open_attr_writeback_published, "Required.Open.AttrSize.WriteBackIsPublishedSize", "",
-	  BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.WriteBackIsPublishedSize", "", BEHAVIOURS_E2BIG)
 {
 	struct pecs_attr attr;
 	uint32_t latest = 0;
@@ -75,7 +73,7 @@ PECS_CASE(open_attr_writeback_published, "Required.Open.AttrSize.WriteBackIsPubl
 }
 
 /* Above a page nothing is read at all, zero or not. */
-PECS_CASE(open_attr_over_page, "Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
+PECS_CASE("Required.Open.AttrSize.OverPageE2big", "", BEHAVIOURS_E2BIG)
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -92,8 +90,7 @@ PECS_CASE(open_attr_over_page, "Required.Open.AttrSize.OverPageE2big", "", BEHAV
 	PECS_CHECK_EQ(t, attr->size, pecs_host(t)->attr_size);
 }
 
-PECS_CASE(open_attr_versions, "Required.Open.AttrSize.EachPublishedSizeOk", "",
-	  "OPEN-SIZE-VERSIONS-OK")
+PECS_CASE("Required.Open.AttrSize.EachPublishedSizeOk", "", "OPEN-SIZE-VERSIONS-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -109,8 +106,7 @@ PECS_CASE(open_attr_versions, "Required.Open.AttrSize.EachPublishedSizeOk", "",
 		attr->size = v->size;
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret >= 0, "tcId %d: %s (%u bytes): %s", v->tc_id, v->name, v->size,
-			   pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "tcId %d: %s (%u bytes)", v->tc_id, v->name, v->size);
 		PECS_CHECK(t, attr->size == v->size, "tcId %d: size changed to %u on success",
 			   v->tc_id, attr->size);
 		pecs_close(t, ret);
@@ -118,7 +114,7 @@ PECS_CASE(open_attr_versions, "Required.Open.AttrSize.EachPublishedSizeOk", "",
 }
 
 /* Sizes that are no published version are fine too: the rule is about bytes. */
-PECS_CASE(open_attr_odd_sizes, "Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
+PECS_CASE("Required.Open.AttrSize.OddSizesOk", "", "OPEN-SIZE-ANY-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -134,13 +130,12 @@ PECS_CASE(open_attr_odd_sizes, "Required.Open.AttrSize.OddSizesOk", "", "OPEN-SI
 		attr->size = sizes[i];
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret >= 0, "size %u: %s", sizes[i], pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "size %u", sizes[i]);
 		pecs_close(t, ret);
 	}
 }
 
-PECS_CASE(open_attr_page_zero_tail, "Required.Open.AttrSize.PageWithZeroTailOk", "",
-	  "OPEN-SIZE-ZERO-TAIL-OK")
+PECS_CASE("Required.Open.AttrSize.PageWithZeroTailOk", "", "OPEN-SIZE-ZERO-TAIL-OK")
 {
 	size_t len;
 	struct pecs_attr *attr = pecs_cnt_big_attr(t, PECS_SW_CPU_CLOCK, &len);
@@ -153,7 +148,7 @@ PECS_CASE(open_attr_page_zero_tail, "Required.Open.AttrSize.PageWithZeroTailOk",
 }
 
 /* A non-zero byte the implementation does not know could be a request it would ignore. */
-PECS_CASE(open_attr_nonzero_tail, "Required.Open.AttrSize.NonzeroTailE2big", "",
+PECS_CASE("Required.Open.AttrSize.NonzeroTailE2big", "",
 	  BEHAVIOURS_E2BIG ",OPEN-SIZE-NONZERO-TAIL-E2BIG")
 {
 	size_t len;
@@ -171,23 +166,22 @@ PECS_CASE(open_attr_nonzero_tail, "Required.Open.AttrSize.NonzeroTailE2big", "",
 		attr->size = where[i] + 1;
 		int ret = pecs_open(t, attr, 0, -1, -1, 0);
 
-		PECS_CHECK(t, ret == -E2BIG, "non-zero byte %u, size %u: %s, expected -E2BIG",
-			   where[i], where[i] + 1, pecs_retname(ret));
+		PECS_CHECK_ERR(t, ret, E2BIG, "non-zero byte %u, size %u",
+			       where[i], where[i] + 1);
 		PECS_CHECK(t, attr->size == known, "E2BIG wrote back %u, expected %u",
 			   attr->size, known);
 		/* the same byte just past size is not part of the attr */
 		attr->size = where[i];
 		ret = pecs_open(t, attr, 0, -1, -1, 0);
-		PECS_CHECK(t, ret >= 0, "non-zero byte %u just past size %u: %s", where[i],
-			   where[i], pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "non-zero byte %u just past size %u", where[i],
+			      where[i]);
 		pecs_close(t, ret);
 		bytes[where[i]] = 0;
 	}
 }
 
 /* Fields past size are not part of the attr, whatever the struct holds there. */
-PECS_CASE(open_attr_past_size_ignored, "Required.Open.AttrSize.FieldsPastSizeIgnored", "",
-	  "OPEN-SIZE-TRUNCATES")
+PECS_CASE("Required.Open.AttrSize.FieldsPastSizeIgnored", "", "OPEN-SIZE-TRUNCATES")
 {
 	struct pecs_attr attr;
 

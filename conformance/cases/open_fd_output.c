@@ -4,7 +4,7 @@
  * 6.18. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
@@ -14,8 +14,7 @@ static void sampler(struct pecs_t *t, struct pecs_attr *a)
 	pecs_attr_sampling(t, a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
 }
 
-PECS_CASE(open_fd_output_unmapped, "Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "",
-	  "OPEN-GROUP-FD-OUTPUT")
+PECS_CASE("Required.Open.GroupFd.FdOutputUnmappedTargetEinval", "", "OPEN-GROUP-FD-OUTPUT")
 {
 	struct pecs_attr a;
 	int target;
@@ -27,7 +26,7 @@ PECS_CASE(open_fd_output_unmapped, "Required.Open.GroupFd.FdOutputUnmappedTarget
 				    PECS_FLAG_FD_OUTPUT | PECS_FLAG_FD_NO_GROUP), EINVAL);
 }
 
-PECS_CASE(open_fd_output_redirects, "Required.Open.GroupFd.FdOutputWritesIntoGroupFdRing",
+PECS_CASE("Required.Open.GroupFd.FdOutputWritesIntoGroupFdRing",
 	  "mmap,sampling", "OPEN-GROUP-FD-OUTPUT")
 {
 	static struct pecs_ring r;

@@ -5,9 +5,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
-PECS_CASE(open_group_bad_fd, "Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GROUP-FD-EBADF")
+PECS_CASE("Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GROUP-FD-EBADF")
 {
 	struct pecs_attr attr;
 
@@ -19,8 +19,7 @@ PECS_CASE(open_group_bad_fd, "Required.Open.GroupFd.NotAnFdEbadf", "", "OPEN-GRO
 }
 
 /* An fd of this process that is no event of the implementation's. */
-PECS_CASE(open_group_not_event, "Required.Open.GroupFd.NotAnEventEbadf", "",
-	  "OPEN-GROUP-FD-EBADF")
+PECS_CASE("Required.Open.GroupFd.NotAnEventEbadf", "", "OPEN-GROUP-FD-EBADF")
 {
 	struct pecs_attr attr;
 	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -35,8 +34,7 @@ PECS_CASE(open_group_not_event, "Required.Open.GroupFd.NotAnEventEbadf", "",
 }
 
 /* Groups are one level deep: a member cannot lead. */
-PECS_CASE(open_group_member_as_leader, "Required.Open.GroupFd.MemberAsLeaderEinval",
-	  "read.group", "OPEN-GROUP-NESTED-EINVAL")
+PECS_CASE("Required.Open.GroupFd.MemberAsLeaderEinval", "read.group", "OPEN-GROUP-NESTED-EINVAL")
 {
 	struct pecs_attr attr;
 	int fds[2];
@@ -48,8 +46,7 @@ PECS_CASE(open_group_member_as_leader, "Required.Open.GroupFd.MemberAsLeaderEinv
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, fds[0], 0));
 }
 
-PECS_CASE(open_group_other_cpu, "Required.Open.GroupFd.LeaderOnOtherCpuEinval", "read.group",
-	  "OPEN-GROUP-CPU-EINVAL")
+PECS_CASE("Required.Open.GroupFd.LeaderOnOtherCpuEinval", "read.group", "OPEN-GROUP-CPU-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -67,7 +64,7 @@ PECS_CASE(open_group_other_cpu, "Required.Open.GroupFd.LeaderOnOtherCpuEinval", 
 }
 
 /* Only the leader decides how the group is scheduled. */
-PECS_CASE(open_group_member_pinned, "Required.Open.GroupFd.MemberPinnedEinval", "read.group",
+PECS_CASE("Required.Open.GroupFd.MemberPinnedEinval", "read.group",
 	  "OPEN-GROUP-MEMBER-SCHED-EINVAL")
 {
 	struct pecs_attr attr;
@@ -80,7 +77,7 @@ PECS_CASE(open_group_member_pinned, "Required.Open.GroupFd.MemberPinnedEinval", 
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0));
 }
 
-PECS_CASE(open_group_member_exclusive, "Required.Open.GroupFd.MemberExclusiveEinval",
+PECS_CASE("Required.Open.GroupFd.MemberExclusiveEinval",
 	  "read.group", "OPEN-GROUP-MEMBER-SCHED-EINVAL")
 {
 	struct pecs_attr attr;
@@ -91,8 +88,7 @@ PECS_CASE(open_group_member_exclusive, "Required.Open.GroupFd.MemberExclusiveEin
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
 }
 
-PECS_CASE(open_group_inherit_differs, "Required.Open.GroupFd.InheritDiffersEinval",
-	  "read.group", "OPEN-GROUP-INHERIT-EINVAL")
+PECS_CASE("Required.Open.GroupFd.InheritDiffersEinval", "read.group", "OPEN-GROUP-INHERIT-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -108,8 +104,7 @@ PECS_CASE(open_group_inherit_differs, "Required.Open.GroupFd.InheritDiffersEinva
 }
 
 /* Members share the leader's clock, so that their times can be compared. */
-PECS_CASE(open_group_clock_differs, "Required.Open.GroupFd.ClockDiffersEinval", "read.group",
-	  "OPEN-GROUP-CLOCK-EINVAL")
+PECS_CASE("Required.Open.GroupFd.ClockDiffersEinval", "read.group", "OPEN-GROUP-CLOCK-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -127,7 +122,7 @@ PECS_CASE(open_group_clock_differs, "Required.Open.GroupFd.ClockDiffersEinval", 
 /* A group read must fit 16 KiB: the open that would make the group's read larger fails.
  * With PERF_FORMAT_GROUP alone a read is 8 + 8 per event, so 2047 events fit exactly
  * and the 2048th is refused. */
-PECS_CASE(open_group_read_size, "Required.Open.GroupFd.ReadSizeOver16KiBE2big", "read.group",
+PECS_CASE("Required.Open.GroupFd.ReadSizeOver16KiBE2big", "read.group",
 	  "OPEN-GROUP-READ-SIZE-E2BIG")
 {
 	uint32_t fit = (PECS_READ_SIZE_MAX - 8) / 8;
@@ -151,7 +146,7 @@ PECS_CASE(open_group_read_size, "Required.Open.GroupFd.ReadSizeOver16KiBE2big", 
 		if (ret == -EMFILE || ret == -ENFILE)
 			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
 				      n + 1, fit + 16);
-		PECS_CHECK(t, ret >= 0, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "event %u of %u", n + 1, fit);
 	}
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
 	/* E2BIG here is about the group, not the attr: the size field is left alone */
@@ -163,7 +158,7 @@ PECS_CASE(open_group_read_size, "Required.Open.GroupFd.ReadSizeOver16KiBE2big", 
 
 /* A group lives in one task's context: a member on another task is refused, for lack of
  * permission first when the caller may not watch that task. */
-PECS_CASE(open_group_other_task, "Required.Open.GroupFd.LeaderOnOtherTask",
+PECS_CASE("Required.Open.GroupFd.LeaderOnOtherTask",
 	  "read.group,pid.other,policy", "OPEN-GROUP-TASK-EINVAL")
 {
 	struct pecs_attr attr;
@@ -179,7 +174,7 @@ PECS_CASE(open_group_other_task, "Required.Open.GroupFd.LeaderOnOtherTask",
 }
 
 /* Once the leader's task has exited the group takes no one. */
-PECS_CASE(open_group_leader_exited, "Required.Open.GroupFd.LeaderTaskExitedEnodev",
+PECS_CASE("Required.Open.GroupFd.LeaderTaskExitedEnodev",
 	  "read.group,pid.other", "OPEN-GROUP-LEADER-EXITED-ENODEV")
 {
 	struct pecs_attr attr;
@@ -209,6 +204,6 @@ PECS_CASE(open_group_leader_exited, "Required.Open.GroupFd.LeaderTaskExitedEnode
 		PECS_BROKEN(t, "could not end the child %d", (int)child);
 	}
 	close(go[1]);
-	PECS_CHECK(t, leader >= 0, "event on child %d: %s", (int)child, pecs_retname(leader));
+	PECS_CHECK_OK(t, leader, "event on child %d", (int)child);
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), ENODEV);
 }

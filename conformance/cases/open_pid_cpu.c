@@ -3,10 +3,9 @@
  * test can be the reason for an error. */
 #include <limits.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
-PECS_CASE(open_any_pid_any_cpu, "Required.Open.PidCpu.AnyPidAnyCpuEinval", "",
-	  "OPEN-PID-CPU-BOTH-ANY-EINVAL")
+PECS_CASE("Required.Open.PidCpu.AnyPidAnyCpuEinval", "", "OPEN-PID-CPU-BOTH-ANY-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -14,8 +13,7 @@ PECS_CASE(open_any_pid_any_cpu, "Required.Open.PidCpu.AnyPidAnyCpuEinval", "",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, -1, -1, -1, 0), EINVAL);
 }
 
-PECS_CASE(open_cpu_out_of_range, "Required.Open.PidCpu.CpuOutOfRangeEinval", "",
-	  "OPEN-CPU-RANGE-EINVAL")
+PECS_CASE("Required.Open.PidCpu.CpuOutOfRangeEinval", "", "OPEN-CPU-RANGE-EINVAL")
 {
 	struct pecs_attr attr;
 	int ncpus = pecs_host(t)->ncpus;
@@ -29,8 +27,7 @@ PECS_CASE(open_cpu_out_of_range, "Required.Open.PidCpu.CpuOutOfRangeEinval", "",
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, ncpus - 1, -1, 0));
 }
 
-PECS_CASE(open_cpu_minus_two, "Required.Open.PidCpu.NegativeCpuEinval", "",
-	  "OPEN-CPU-RANGE-EINVAL")
+PECS_CASE("Required.Open.PidCpu.NegativeCpuEinval", "", "OPEN-CPU-RANGE-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -39,8 +36,7 @@ PECS_CASE(open_cpu_minus_two, "Required.Open.PidCpu.NegativeCpuEinval", "",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, INT_MIN, -1, 0), EINVAL);
 }
 
-PECS_CASE(open_pid_minus_two, "Required.Open.PidCpu.NegativePidEsrch", "",
-	  "OPEN-PID-NONE-ESRCH")
+PECS_CASE("Required.Open.PidCpu.NegativePidEsrch", "", "OPEN-PID-NONE-ESRCH")
 {
 	struct pecs_attr attr;
 
@@ -49,8 +45,7 @@ PECS_CASE(open_pid_minus_two, "Required.Open.PidCpu.NegativePidEsrch", "",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, INT_MIN, -1, -1, 0), ESRCH);
 }
 
-PECS_CASE(open_pid_gone, "Required.Open.PidCpu.ExitedPidEsrch", "pid.other",
-	  "OPEN-PID-NONE-ESRCH")
+PECS_CASE("Required.Open.PidCpu.ExitedPidEsrch", "pid.other", "OPEN-PID-NONE-ESRCH")
 {
 	struct pecs_attr attr;
 	pid_t gone = pecs_cnt_dead_pid();
@@ -61,8 +56,7 @@ PECS_CASE(open_pid_gone, "Required.Open.PidCpu.ExitedPidEsrch", "pid.other",
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, gone, -1, -1, 0), ESRCH);
 }
 
-PECS_CASE(open_self_cpu0, "Required.Open.PidCpu.ThisThreadOnCpu0", "",
-	  "OPEN-PID-SELF-CPU-OK")
+PECS_CASE("Required.Open.PidCpu.ThisThreadOnCpu0", "", "OPEN-PID-SELF-CPU-OK")
 {
 	struct pecs_attr attr;
 
@@ -71,8 +65,7 @@ PECS_CASE(open_self_cpu0, "Required.Open.PidCpu.ThisThreadOnCpu0", "",
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0));
 }
 
-PECS_CASE(open_self_by_tid, "Required.Open.PidCpu.ThisThreadByTid", "pid.other",
-	  "OPEN-PID-OWN-TID-OK")
+PECS_CASE("Required.Open.PidCpu.ThisThreadByTid", "pid.other", "OPEN-PID-OWN-TID-OK")
 {
 	struct pecs_attr attr;
 
@@ -82,8 +75,7 @@ PECS_CASE(open_self_by_tid, "Required.Open.PidCpu.ThisThreadByTid", "pid.other",
 
 /* A cpu-wide event watches every task on the cpu: perf_event_paranoid > 0 keeps it from
  * callers without CAP_PERFMON. */
-PECS_CASE(open_cpu_wide, "Required.Open.PidCpu.CpuWideNeedsPrivilege", "policy",
-	  "OPEN-CPU-WIDE-PRIV")
+PECS_CASE("Required.Open.PidCpu.CpuWideNeedsPrivilege", "policy", "OPEN-CPU-WIDE-PRIV")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
 	struct pecs_attr attr;
@@ -98,7 +90,7 @@ PECS_CASE(open_cpu_wide, "Required.Open.PidCpu.CpuWideNeedsPrivilege", "policy",
 }
 
 /* Watching a task of another user needs ptrace-level access to it; pid 1 runs as root. */
-PECS_CASE(open_pid_init, "Required.Open.PidCpu.OtherUsersTaskNeedsPrivilege",
+PECS_CASE("Required.Open.PidCpu.OtherUsersTaskNeedsPrivilege",
 	  "pid.other,policy", "OPEN-PID-OTHER-PRIV")
 {
 	struct pecs_attr attr;

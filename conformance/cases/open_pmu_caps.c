@@ -4,7 +4,7 @@
  * here" (EOPNOTSUPP) was measured on Linux 6.18 (perf_copy_attr, perf_event_alloc,
  * perf_try_init_event in kernel/events/core.c). Each case starts from a user-only clock
  * event that opens, so only the field under test can be the reason. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define AUX_START_PAUSED 1u
 #define AUX_PAUSE 2u
@@ -28,8 +28,7 @@ static int open_counter_with_aux(struct pecs_t *t, uint32_t aux_action, int aux_
 	return pecs_open(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(open_aux_output, "Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp", "",
-	  "OPEN-AUX-OUTPUT-EOPNOTSUPP")
+PECS_CASE("Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp", "", "OPEN-AUX-OUTPUT-EOPNOTSUPP")
 {
 	/* The baseline opens: the refusal below is aux_output's. */
 	PECS_CHECK_OK(t, open_counter_with_aux(t, 0, 0));
@@ -37,8 +36,7 @@ PECS_CASE(open_aux_output, "Required.Open.Aux.AuxOutputWithoutAuxPmuEopnotsupp",
 }
 
 /* start_paused asks the PMU to start its AUX area paused: a software PMU has none. */
-PECS_CASE(open_aux_start_paused, "Required.Open.Aux.StartPausedEopnotsupp", "",
-	  "OPEN-AUX-START-PAUSED-EOPNOTSUPP")
+PECS_CASE("Required.Open.Aux.StartPausedEopnotsupp", "", "OPEN-AUX-START-PAUSED-EOPNOTSUPP")
 {
 	PECS_CHECK_ERR(t, open_counter_with_aux(t, AUX_START_PAUSED, 0), EOPNOTSUPP);
 	/* with pause or resume as well, start_paused is still what is refused */
@@ -48,16 +46,14 @@ PECS_CASE(open_aux_start_paused, "Required.Open.Aux.StartPausedEopnotsupp", "",
 
 /* pause and resume act on a group's AUX leader; an event with no such leader is
  * malformed, not merely unsupported. */
-PECS_CASE(open_aux_pause, "Required.Open.Aux.PauseResumeWithoutAuxLeaderEinval", "",
-	  "OPEN-AUX-PAUSE-EINVAL")
+PECS_CASE("Required.Open.Aux.PauseResumeWithoutAuxLeaderEinval", "", "OPEN-AUX-PAUSE-EINVAL")
 {
 	static const uint32_t values[] = {AUX_PAUSE, AUX_RESUME, AUX_PAUSE | AUX_RESUME};
 
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		int r = open_counter_with_aux(t, values[i], 0);
 
-		PECS_CHECK(t, r == -EINVAL, "aux_action %#x: %s, expected -EINVAL", values[i],
-			   pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EINVAL, "aux_action %#x", values[i]);
 	}
 }
 
@@ -72,8 +68,7 @@ static int open_branch_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t 
 
 /* A mask must name at least one branch kind (privilege-level bits alone, or nothing, are
  * not a request) and no bit past the last kind the kernel knows. */
-PECS_CASE(open_branch_mask, "Required.Open.Branch.MalformedMaskEinval", "",
-	  "OPEN-BRANCH-MASK-EINVAL")
+PECS_CASE("Required.Open.Branch.MalformedMaskEinval", "", "OPEN-BRANCH-MASK-EINVAL")
 {
 	static const uint64_t masks[] = {
 		0, BRANCH_USER, BRANCH_KERNEL, BRANCH_HV, BRANCH_USER | BRANCH_KERNEL | BRANCH_HV,
@@ -84,15 +79,14 @@ PECS_CASE(open_branch_mask, "Required.Open.Branch.MalformedMaskEinval", "",
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		int r = open_branch_sampler(t, PECS_SAMPLE_IP | PECS_SAMPLE_BRANCH_STACK, masks[i]);
 
-		PECS_CHECK(t, r == -EINVAL, "branch_sample_type %#llx: %s, expected -EINVAL",
-			   (unsigned long long)masks[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EINVAL, "branch_sample_type %#llx",
+			       (unsigned long long)masks[i]);
 	}
 }
 
 /* A well-formed user-only branch request: no software PMU records branches. The mask is
  * ignored without SAMPLE_BRANCH_STACK. */
-PECS_CASE(open_branch_stack, "Required.Open.Branch.SoftwarePmuEopnotsupp", "",
-	  "OPEN-BRANCH-EOPNOTSUPP")
+PECS_CASE("Required.Open.Branch.SoftwarePmuEopnotsupp", "", "OPEN-BRANCH-EOPNOTSUPP")
 {
 	static const uint64_t masks[] = {
 		BRANCH_ANY | BRANCH_USER,
@@ -103,16 +97,15 @@ PECS_CASE(open_branch_stack, "Required.Open.Branch.SoftwarePmuEopnotsupp", "",
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		int r = open_branch_sampler(t, PECS_SAMPLE_IP | PECS_SAMPLE_BRANCH_STACK, masks[i]);
 
-		PECS_CHECK(t, r == -EOPNOTSUPP, "branch_sample_type %#llx: %s, expected -EOPNOTSUPP",
-			   (unsigned long long)masks[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EOPNOTSUPP, "branch_sample_type %#llx",
+			       (unsigned long long)masks[i]);
 	}
 	PECS_CHECK_OK(t, open_branch_sampler(t, PECS_SAMPLE_IP, BRANCH_ANY | BRANCH_USER));
 }
 
 /* On x86-64, sample_regs bits 32..63 name the XMM registers, which only PMUs with the
  * extended-registers capability sample; the mask itself is valid, so EOPNOTSUPP. */
-PECS_CASE(open_regs_extended, "Required.Open.Regs.ExtendedRegistersEopnotsupp", "",
-	  "OPEN-REGS-EXTENDED-EOPNOTSUPP")
+PECS_CASE("Required.Open.Regs.ExtendedRegistersEopnotsupp", "", "OPEN-REGS-EXTENDED-EOPNOTSUPP")
 {
 #if defined(__x86_64__)
 	static const uint64_t masks[] = {1ull << 32, (1ull << 32) | 1, 1ull << 63};
@@ -124,14 +117,14 @@ PECS_CASE(open_regs_extended, "Required.Open.Regs.ExtendedRegistersEopnotsupp", 
 		a.sample_regs_user = masks[i];
 		int r = pecs_open(t, &a, 0, -1, -1, 0);
 
-		PECS_CHECK(t, r == -EOPNOTSUPP, "sample_regs_user %#llx: %s, expected -EOPNOTSUPP",
-			   (unsigned long long)masks[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EOPNOTSUPP, "sample_regs_user %#llx",
+			       (unsigned long long)masks[i]);
 		pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 1000000,
 				   PECS_SAMPLE_IP | PECS_SAMPLE_REGS_INTR);
 		a.sample_regs_intr = masks[i];
 		r = pecs_open(t, &a, 0, -1, -1, 0);
-		PECS_CHECK(t, r == -EOPNOTSUPP, "sample_regs_intr %#llx: %s, expected -EOPNOTSUPP",
-			   (unsigned long long)masks[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EOPNOTSUPP, "sample_regs_intr %#llx",
+			       (unsigned long long)masks[i]);
 	}
 #else
 	PECS_ENV_SKIP(t, "the register numbering checked here is x86-64's");

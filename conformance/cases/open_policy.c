@@ -1,6 +1,6 @@
 /* What perf_event_paranoid and CAP_PERFMON decide at open. An unprivileged caller at
  * paranoid >= 2 may only watch user space; privileged callers may watch the kernel. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 /* Whether an unprivileged caller may see kernel addresses on this host. */
 static int kernel_allowed(struct pecs_t *t)
@@ -8,7 +8,7 @@ static int kernel_allowed(struct pecs_t *t)
 	return pecs_host(t)->privileged || pecs_host(t)->paranoid < 2;
 }
 
-PECS_CASE(open_policy_kernel, "Required.Open.Policy.CountingKernelNeedsPrivilege", "policy",
+PECS_CASE("Required.Open.Policy.CountingKernelNeedsPrivilege", "policy",
 	  "OPEN-POLICY-EXCLUDE-KERNEL")
 {
 	struct pecs_attr attr;
@@ -23,8 +23,7 @@ PECS_CASE(open_policy_kernel, "Required.Open.Policy.CountingKernelNeedsPrivilege
 		PECS_CHECK_ERR(t, ret, EACCES);
 }
 
-PECS_CASE(open_policy_phys_addr, "Required.Open.Policy.PhysAddrNeedsPrivilege", "policy",
-	  "OPEN-POLICY-PHYS-ADDR")
+PECS_CASE("Required.Open.Policy.PhysAddrNeedsPrivilege", "policy", "OPEN-POLICY-PHYS-ADDR")
 {
 	struct pecs_attr attr;
 
@@ -39,8 +38,7 @@ PECS_CASE(open_policy_phys_addr, "Required.Open.Policy.PhysAddrNeedsPrivilege", 
 }
 
 /* Namespace records need CAP_PERFMON whatever the paranoid level. */
-PECS_CASE(open_policy_namespaces, "Required.Open.Policy.NamespacesNeedsPrivilege", "policy",
-	  "OPEN-POLICY-NAMESPACES")
+PECS_CASE("Required.Open.Policy.NamespacesNeedsPrivilege", "policy", "OPEN-POLICY-NAMESPACES")
 {
 	struct pecs_attr attr;
 

@@ -7,8 +7,8 @@
 #include <time.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_thread.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/thread.h"
 
 #define MS 1000000ull
 
@@ -23,8 +23,7 @@ static int open_thread_sampler(struct pecs_t *t, pid_t tid, int enabled)
 	return pecs_open(t, &a, tid, -1, -1, 0);
 }
 
-PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout",
-	  "poll,mmap", "POLL-TIMEOUT")
+PECS_CASE("Required.Poll.Timeout.NothingDeliveredWaitsTheTimeout", "poll,mmap", "POLL-TIMEOUT")
 {
 	struct pecs_ring r;
 	uint64_t start, took;
@@ -41,8 +40,7 @@ PECS_CASE(poll_timeout_empty, "Required.Poll.Timeout.NothingDeliveredWaitsTheTim
 		   (unsigned long long)(took / 1000));
 }
 
-PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
-	  "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
+PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait", "poll,mmap,sampling,pid.other", "POLL-TIMEOUT")
 {
 	struct pecs_spinner s;
 	struct pecs_ring r;
@@ -77,11 +75,10 @@ PECS_CASE(poll_timeout_wakeup, "Required.Poll.Timeout.WakeupEndsTheWait",
 		   pecs_retname(rev), (unsigned long long)(took / MS),
 		   (unsigned long long)(ran / 1000));
 	PECS_CHECK(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE) >= 1, "POLLIN with no sample");
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 }
 
-PECS_CASE(poll_task_exited, "Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other",
-	  "POLL-TASK-EXITED-HUP")
+PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other", "POLL-TASK-EXITED-HUP")
 {
 	struct pecs_spinner s;
 	struct pecs_ring r;
@@ -97,7 +94,7 @@ PECS_CASE(poll_task_exited, "Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.o
 	}
 	before = pecs_poll(t, fd, POLLIN, 0);
 	err = pecs_spinner_finish(&s);
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 	PECS_CHECK(t, before == 0, "while the thread lives: revents %s, expected 0",
 		   pecs_retname(before));
 	end = pecs_clock_ns(CLOCK_MONOTONIC) + 1000 * MS;

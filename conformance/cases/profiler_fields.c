@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
-#include "support_ring.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/ring.h"
 
 #define RING_CAP 65536
 #define KOIDS_MAX 64
@@ -71,7 +71,7 @@ static size_t expected_records(const struct pecs_vec_stream *v, uint64_t st, uin
 	return len;
 }
 
-PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
+PECS_CASE("Required.Profiler.Fields.SampleTypeSubsets",
 	  "profiler.replay,mmap", "PROF-REPLAY,PROF-FIELDS-SAMPLE-TYPE,STREAM-KOID-MAP,FXT-INIT,FXT-BACKTRACE,"
 	  "MARKUP-BLOCK")
 {
@@ -118,9 +118,8 @@ PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
 				err = pecs_replay_run(t, &r, &out);
 				if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0)
 					PECS_UNSUPPORTED(t, "the implementation has no set_profiler entry");
-				PECS_CHECK(t, err >= 0, "tcId %d, sample_type %#llx: %s failed: %s",
-					   v->tc_id, (unsigned long long)subsets[k], out.step,
-					   pecs_retname(err));
+				PECS_CHECK_OK(t, err, "tcId %d, sample_type %#llx: %s failed",
+					      v->tc_id, (unsigned long long)subsets[k], out.step);
 				if ((subsets[k] & (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_ID |
 						   PECS_SAMPLE_STREAM_ID)) && out.id == 0)
 					PECS_BROKEN(t, "PERF_EVENT_IOC_ID gave no id to check ID fields with");
@@ -142,7 +141,7 @@ PECS_CASE(profiler_sample_types, "Required.Profiler.Fields.SampleTypeSubsets",
 
 /* Two ENABLE/DISABLE rounds on one event: the second session replays the script from
  * byte 0, so the ring holds the vector's records twice, back to back. */
-PECS_CASE(profiler_replay_twice, "Required.Profiler.Replay.EachEnableReplaysFromStart",
+PECS_CASE("Required.Profiler.Replay.EachEnableReplaysFromStart",
 	  "profiler.replay,mmap", "PROF-REPLAY,PROF-DISABLE-DRAIN")
 {
 	static struct pecs_ring ring;

@@ -7,8 +7,8 @@
 #include <sys/mman.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
-#include "support_ring.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/ring.h"
 
 #define KOIDS_MAX 64
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_ID)
@@ -39,7 +39,7 @@ static const struct pecs_vec_stream *pick_vector(void)
 	return NULL;
 }
 
-PECS_CASE(profiler_member_id, "Required.Profiler.Group.MemberSamplesCarryMemberId",
+PECS_CASE("Required.Profiler.Group.MemberSamplesCarryMemberId",
 	  "profiler.replay,mmap", "REC-SAMPLE-MEMBER-ID,GROUP-ID-OWN,PROF-REPLAY")
 {
 	static struct pecs_ring r;

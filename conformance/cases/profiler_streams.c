@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "support_profiler.h"
-#include "support_wait.h"
+#include "pecs/toolkit/profiler.h"
+#include "pecs/toolkit/wait.h"
 
 #define FXT_MAGIC 0x0016547846040010ull
 #define FXT_PROFILER 10ull
@@ -87,46 +87,35 @@ static size_t sample_record(uint8_t *buf, uint64_t st, uint32_t pid, uint32_t ti
 
 /* ---- running one replay ----------------------------------------------------------- */
 
-/* Replay and compare with want[0..want_len). 0 on a match; else a verdict is recorded. */
-static int replay_expect(struct pecs_t *t, const char *what, struct pecs_replay *r,
-			 const uint8_t *want, size_t want_len)
+/* Replay and compare with want[0..want_len): UNSUPPORTED without set_profiler, FAIL on
+ * any other difference. */
+static void replay_expect(struct pecs_t *t, const char *what, struct pecs_replay *r,
+			  const uint8_t *want, size_t want_len)
 {
 	struct pecs_replay_out out = {.ring = ring_buf, .cap = sizeof(ring_buf)};
 	int err;
 
 	r->expect_len = want_len;
 	err = pecs_replay_run(t, r, &out);
-	if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0) {
-		pecs_verdict(t, PECS_UNSUPPORTED, __FILE__, __LINE__,
-			     "the implementation has no set_profiler entry");
-		return -1;
-	}
-	if (err < 0) {
-		PECS_FAIL_(t, "%s, chunk %zu: %s failed: %s", what, r->chunk, out.step,
-			   pecs_retname(err));
-		return -1;
-	}
-	if (out.head != want_len || memcmp(ring_buf, want, want_len) != 0) {
-		PECS_FAIL_(t, "%s, chunk %zu: ring holds %llu bytes, want %zu; %s", what, r->chunk,
-			   (unsigned long long)out.head, want_len,
-			   pecs_replay_diff(ring_buf, out.head < sizeof(ring_buf) ? out.head
-										 : sizeof(ring_buf),
-					    want, want_len, diff, sizeof(diff)));
-		return -1;
-	}
-	return 0;
+	if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0)
+		PECS_UNSUPPORTED(t, "the implementation has no set_profiler entry");
+	PECS_CHECK_OK(t, err, "%s, chunk %zu: %s", what, r->chunk, out.step);
+	if (out.head != want_len || memcmp(ring_buf, want, want_len) != 0)
+		PECS_FAIL(t, "%s, chunk %zu: ring holds %llu bytes, want %zu; %s", what, r->chunk,
+			  (unsigned long long)out.head, want_len,
+			  pecs_replay_diff(ring_buf, out.head < sizeof(ring_buf) ? out.head
+										: sizeof(ring_buf),
+					   want, want_len, diff, sizeof(diff)));
 }
 
-static int replay_chunks(struct pecs_t *t, const char *what, struct pecs_replay *r,
-			 const size_t *chunks, size_t nr_chunks, const uint8_t *want,
-			 size_t want_len)
+static void replay_chunks(struct pecs_t *t, const char *what, struct pecs_replay *r,
+			  const size_t *chunks, size_t nr_chunks, const uint8_t *want,
+			  size_t want_len)
 {
 	for (size_t i = 0; i < nr_chunks; i++) {
 		r->chunk = chunks[i] ? chunks[i] : r->len;
-		if (replay_expect(t, what, r, want, want_len) < 0)
-			return -1;
+		replay_expect(t, what, r, want, want_len);
 	}
-	return 0;
 }
 
 /* ---- cases ------------------------------------------------------------------------ */
@@ -136,7 +125,7 @@ static int replay_chunks(struct pecs_t *t, const char *what, struct pecs_replay 
  * sample_type IP|TID. Exactly one 24-byte record: type 9, misc 2, ip 0x12345678, pid 42,
  * tid 43; the second sample's koids are unmapped and it is dropped. fxt#26 is the same
  * example as a vector; this case writes it from the bit layout instead. */
-PECS_CASE(profiler_fuchsia_example, "Required.Profiler.Fxt.FuchsiaUnitTestExample",
+PECS_CASE("Required.Profiler.Fxt.FuchsiaUnitTestExample",
 	  "profiler.replay,mmap", "FXT-BACKTRACE,FXT-MAGIC-REQUIRED,STREAM-KOID-MAP")
 {
 	static const struct pecs_koid_map_entry map[] = {{1001, 42}, {1002, 43}};
@@ -160,8 +149,7 @@ PECS_CASE(profiler_fuchsia_example, "Required.Profiler.Fxt.FuchsiaUnitTestExampl
 	r.len = f.n * 8;
 	r.koids = map;
 	r.nr_koids = 2;
-	if (replay_chunks(t, "Fuchsia example", &r, chunks, 4, want, sizeof(want)) < 0)
-		return;
+	replay_chunks(t, "Fuchsia example", &r, chunks, 4, want, sizeof(want));
 	r.format = PECS_STREAM_DETECT;
 	replay_chunks(t, "Fuchsia example, format detected", &r, chunks, 4, want, sizeof(want));
 }
@@ -169,7 +157,7 @@ PECS_CASE(profiler_fuchsia_example, "Required.Profiler.Fxt.FuchsiaUnitTestExampl
 /* Nothing to decode is not an error: an empty stream, a stream ending inside the magic
  * word, and markup shorter than 8 bytes with no frames leave the ring empty, and
  * ENABLE/DISABLE succeed, under every format selection that applies. */
-PECS_CASE(profiler_short_streams, "Required.Profiler.Stream.EmptyOrShortNoRecords",
+PECS_CASE("Required.Profiler.Stream.EmptyOrShortNoRecords",
 	  "profiler.replay,mmap", "STREAM-DETECT,FXT-SIZE-PAST-END,MARKUP-BLOCK,PROF-DISABLE-DRAIN")
 {
 	static const uint8_t empty[1] = {0};
@@ -212,15 +200,14 @@ PECS_CASE(profiler_short_streams, "Required.Profiler.Stream.EmptyOrShortNoRecord
 			r.koids = map;
 			r.nr_koids = 3;
 			snprintf(what, sizeof(what), "%s, format %d", streams[i].what, (int)formats[k]);
-			if (replay_chunks(t, what, &r, chunks, streams[i].len ? 3 : 1, want_buf, 0) < 0)
-				return;
+			replay_chunks(t, what, &r, chunks, streams[i].len ? 3 : 1, want_buf, 0);
 		}
 	}
 }
 
 /* set_profiler belongs to sampling events: a counting event has no profiler session to
  * install a stream into, so the call fails, and the event keeps counting as before. */
-PECS_CASE(profiler_counting_refused, "Required.Profiler.SetProfiler.CountingEventRefused",
+PECS_CASE("Required.Profiler.SetProfiler.CountingEventRefused",
 	  "profiler.replay,counting", "PROF-REPLAY,PROF-REPLAY-SAMPLING-ONLY")
 {
 	static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
@@ -247,7 +234,7 @@ PECS_CASE(profiler_counting_refused, "Required.Profiler.SetProfiler.CountingEven
 
 /* A sample whose process or thread koid is not in the map has no Linux pid/tid to name
  * and is dropped; the mapped samples around it are delivered in order. Both formats. */
-PECS_CASE(profiler_unmapped, "Required.Profiler.KoidMap.UnmappedSamplesDropped",
+PECS_CASE("Required.Profiler.KoidMap.UnmappedSamplesDropped",
 	  "profiler.replay,mmap", "STREAM-KOID-MAP,FXT-BACKTRACE,MARKUP-BLOCK")
 {
 	static const struct pecs_koid_map_entry map[] = {{1001, 42}, {1002, 43}, {1003, 44}};
@@ -282,8 +269,7 @@ PECS_CASE(profiler_unmapped, "Required.Profiler.KoidMap.UnmappedSamplesDropped",
 	r.len = f.n * 8;
 	r.koids = map;
 	r.nr_koids = 3;
-	if (replay_chunks(t, "FXT with unmapped koids", &r, chunks, 3, want_buf, want_len) < 0)
-		return;
+	replay_chunks(t, "FXT with unmapped koids", &r, chunks, 3, want_buf, want_len);
 
 	want_len = 0;
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
@@ -307,7 +293,7 @@ PECS_CASE(profiler_unmapped, "Required.Profiler.KoidMap.UnmappedSamplesDropped",
 /* One sample per pid/tid block, however the text is cut into reads: 150 blocks of one to
  * three frames (about 8 KiB of text) fed in 4096-byte reads, as the seed read its
  * socket, give exactly 150 records, not one per read. */
-PECS_CASE(profiler_markup_blocks, "Required.Profiler.Markup.OneSamplePerBlock",
+PECS_CASE("Required.Profiler.Markup.OneSamplePerBlock",
 	  "profiler.replay,mmap", "MARKUP-BLOCK,MARKUP-LINES,STREAM-CHUNKING")
 {
 	static const struct pecs_koid_map_entry map[] = {{1001, 42}, {1002, 43}, {1003, 44}};
@@ -345,7 +331,7 @@ PECS_CASE(profiler_markup_blocks, "Required.Profiler.Markup.OneSamplePerBlock",
 /* A line cut by a read boundary is joined with its rest. Small blocks fill the first
  * read, then one block of 100 frames runs across byte 4096 with a frame line straddling
  * it; read 4096 bytes at a time, it gives one record holding all 100 frames in order. */
-PECS_CASE(profiler_markup_split_line, "Required.Profiler.Markup.LineSplitAcrossReads",
+PECS_CASE("Required.Profiler.Markup.LineSplitAcrossReads",
 	  "profiler.replay,mmap", "MARKUP-LINES,MARKUP-BLOCK,STREAM-CHUNKING")
 {
 	static const struct pecs_koid_map_entry map[] = {{1001, 42}, {1002, 43}};

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "pecs/vectors.h"
-#include "support_profiler.h"
+#include "pecs/toolkit/profiler.h"
 
 #define KOIDS_MAX 64
 #define RING_CAP 16384
@@ -21,10 +21,10 @@ static uint8_t ring_buf[RING_CAP];
 static struct pecs_koid_map_entry koid_buf[KOIDS_MAX];
 static char msg[1024];
 
-/* Replay v once and compare with its expected ring. 0 on a match; else the verdict is
- * recorded (UNSUPPORTED without set_profiler, FAIL otherwise) and -1 returned. */
-static int replay_vector(struct pecs_t *t, const struct pecs_vec_stream *v, int format,
-			 size_t chunk)
+/* Replay v once and compare with its expected ring: UNSUPPORTED without set_profiler,
+ * FAIL on any other difference. */
+static void replay_vector(struct pecs_t *t, const struct pecs_vec_stream *v, int format,
+			  size_t chunk)
 {
 	struct pecs_replay r;
 	struct pecs_replay_out out = {.ring = ring_buf, .cap = sizeof(ring_buf)};
@@ -32,21 +32,12 @@ static int replay_vector(struct pecs_t *t, const struct pecs_vec_stream *v, int 
 
 	pecs_replay_from_vector(&r, v, format, chunk, koid_buf, KOIDS_MAX);
 	err = pecs_replay_run(t, &r, &out);
-	if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0) {
-		pecs_verdict(t, PECS_UNSUPPORTED, __FILE__, __LINE__,
-			     "the implementation has no set_profiler entry");
-		return -1;
-	}
-	if (err < 0) {
-		PECS_FAIL_(t, "tcId %d (%s), chunk %zu: %s failed: %s", v->tc_id, v->comment, chunk,
-			   out.step, pecs_retname(err));
-		return -1;
-	}
-	if (pecs_replay_check_vector(v, &out, chunk, msg, sizeof(msg)) < 0) {
-		PECS_FAIL_(t, "%s", msg);
-		return -1;
-	}
-	return 0;
+	if (err == -ENOSYS && strcmp(out.step, "set_profiler") == 0)
+		PECS_UNSUPPORTED(t, "the implementation has no set_profiler entry");
+	PECS_CHECK_OK(t, err, "tcId %d (%s), chunk %zu: %s", v->tc_id, v->comment, chunk,
+		      out.step);
+	if (pecs_replay_check_vector(v, &out, chunk, msg, sizeof(msg)) < 0)
+		PECS_FAIL(t, "%s", msg);
 }
 
 /* "Whole" is one read of the entire stream; an empty stream has nothing to read. */
@@ -67,15 +58,14 @@ static void all_vectors_whole(struct pecs_t *t, const struct pecs_vec_stream *ve
 	for (size_t i = 0; i < n; i++) {
 		if (!applies(t, &vecs[i]))
 			continue;
-		if (replay_vector(t, &vecs[i], -1, whole(&vecs[i])) < 0)
-			return;
+		replay_vector(t, &vecs[i], -1, whole(&vecs[i]));
 		ran++;
 	}
 	PECS_CHECK(t, ran > 0, "no vector applies to this host (max_stack %d)",
 		   pecs_host(t)->max_stack);
 }
 
-PECS_CASE(profiler_fxt_vectors, "Required.Profiler.Fxt.VectorsRingBytes",
+PECS_CASE("Required.Profiler.Fxt.VectorsRingBytes",
 	  "profiler.replay,mmap",
 	  "FXT-MAGIC-REQUIRED,FXT-MAGIC-VALUE,FXT-SIZE-ZERO,FXT-SIZE-PAST-END,FXT-SKIP-UNKNOWN,"
 	  "FXT-LARGE,FXT-MAX-RECORD,FXT-METADATA,FXT-INIT,FXT-STRING-TABLE,FXT-STRING-REF,"
@@ -85,7 +75,7 @@ PECS_CASE(profiler_fxt_vectors, "Required.Profiler.Fxt.VectorsRingBytes",
 	all_vectors_whole(t, pecs_vec_fxt, pecs_vec_fxt_count);
 }
 
-PECS_CASE(profiler_markup_vectors, "Required.Profiler.Markup.VectorsRingBytes",
+PECS_CASE("Required.Profiler.Markup.VectorsRingBytes",
 	  "profiler.replay,mmap",
 	  "MARKUP-LINES,MARKUP-BLOCK,MARKUP-BT-GRAMMAR,MARKUP-FRAME-ORDER,MARKUP-RESET,"
 	  "MARKUP-MODULE-MMAP,MARKUP-ELEMENT,MARKUP-HALF-LINE,STREAM-KOID-MAP,PROF-REPLAY,"
@@ -107,26 +97,25 @@ static void all_vectors_chunked(struct pecs_t *t, const struct pecs_vec_stream *
 
 		if (!applies(t, v) || v->stream_len == 0)
 			continue;
-		if (replay_vector(t, v, -1, whole(v)) < 0)
-			return;
+		replay_vector(t, v, -1, whole(v));
 		for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++)
-			if (fixed[k] < v->stream_len && replay_vector(t, v, -1, fixed[k]) < 0)
-				return;
+			if (fixed[k] < v->stream_len)
+				replay_vector(t, v, -1, fixed[k]);
 		for (uint32_t k = 0; k < v->nr_chunks; k++)
-			if (v->chunks[k] < v->stream_len && replay_vector(t, v, -1, v->chunks[k]) < 0)
-				return;
+			if (v->chunks[k] < v->stream_len)
+				replay_vector(t, v, -1, v->chunks[k]);
 		ran++;
 	}
 	PECS_CHECK(t, ran > 0, "no non-empty vector applies to this host");
 }
 
-PECS_CASE(profiler_fxt_chunks, "Required.Profiler.Fxt.ChunkOneByteSameBytes",
+PECS_CASE("Required.Profiler.Fxt.ChunkOneByteSameBytes",
 	  "profiler.replay,mmap", "STREAM-CHUNKING,FXT-MAX-RECORD,PROF-REPLAY")
 {
 	all_vectors_chunked(t, pecs_vec_fxt, pecs_vec_fxt_count);
 }
 
-PECS_CASE(profiler_markup_chunks, "Required.Profiler.Markup.ChunkOneByteSameBytes",
+PECS_CASE("Required.Profiler.Markup.ChunkOneByteSameBytes",
 	  "profiler.replay,mmap", "STREAM-CHUNKING,MARKUP-LINES,MARKUP-BLOCK,PROF-REPLAY")
 {
 	all_vectors_chunked(t, pecs_vec_markup, pecs_vec_markup_count);
@@ -148,8 +137,7 @@ static void malformed_vectors(struct pecs_t *t, const struct pecs_vec_stream *ve
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			size_t chunk = sizes[k] ? sizes[k] : whole(v);
 
-			if (replay_vector(t, v, -1, chunk) < 0)
-				return;
+			replay_vector(t, v, -1, chunk);
 		}
 		ran++;
 		kept += v->nr_samples > 0;
@@ -160,7 +148,7 @@ static void malformed_vectors(struct pecs_t *t, const struct pecs_vec_stream *ve
 		   "before the error", ran, kept);
 }
 
-PECS_CASE(profiler_fxt_malformed, "Required.Profiler.Fxt.MalformedKeepsEarlierSamples",
+PECS_CASE("Required.Profiler.Fxt.MalformedKeepsEarlierSamples",
 	  "profiler.replay,mmap",
 	  "STREAM-KEEP-BEFORE-ERROR,FXT-SIZE-ZERO,FXT-SIZE-PAST-END,FXT-BACKTRACE,"
 	  "PROF-DISABLE-DRAIN")
@@ -168,7 +156,7 @@ PECS_CASE(profiler_fxt_malformed, "Required.Profiler.Fxt.MalformedKeepsEarlierSa
 	malformed_vectors(t, pecs_vec_fxt, pecs_vec_fxt_count);
 }
 
-PECS_CASE(profiler_markup_malformed, "Required.Profiler.Markup.MalformedKeepsEarlierSamples",
+PECS_CASE("Required.Profiler.Markup.MalformedKeepsEarlierSamples",
 	  "profiler.replay,mmap",
 	  "STREAM-KEEP-BEFORE-ERROR,MARKUP-BT-GRAMMAR,MARKUP-ELEMENT,MARKUP-HALF-LINE,"
 	  "PROF-DISABLE-DRAIN")
@@ -179,7 +167,7 @@ PECS_CASE(profiler_markup_malformed, "Required.Profiler.Markup.MalformedKeepsEar
 /* With the format left to the implementation (PECS_STREAM_DETECT, as Starnix peeks at
  * the socket), every vector whose first bytes decide its own format decodes exactly as
  * when the format is named, including when those bytes arrive one or three at a time. */
-PECS_CASE(profiler_detect, "Required.Profiler.Detect.SameRingBytesAsNamed",
+PECS_CASE("Required.Profiler.Detect.SameRingBytesAsNamed",
 	  "profiler.replay,mmap", "STREAM-DETECT,STREAM-CHUNKING")
 {
 	static const struct {
@@ -200,8 +188,7 @@ PECS_CASE(profiler_detect, "Required.Profiler.Detect.SameRingBytesAsNamed",
 
 				if (chunk > v->stream_len && sizes[k])
 					continue;
-				if (replay_vector(t, v, PECS_STREAM_DETECT, chunk) < 0)
-					return;
+				replay_vector(t, v, PECS_STREAM_DETECT, chunk);
 			}
 			ran[s]++;
 		}

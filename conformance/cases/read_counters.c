@@ -5,7 +5,7 @@
 #include <time.h>
 #include <sys/mman.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
 #define RF_TE (PECS_FORMAT_TOTAL_TIME_ENABLED)
 #define FAULT_PAGES 256
@@ -21,8 +21,7 @@ static void block_briefly(int times)
 		nanosleep(&(struct timespec){0, 200000}, NULL);
 }
 
-PECS_CASE(read_count_page_faults, "Required.Read.Count.PageFaultsOfTouchedPages", "counting",
-	  "READ-COUNT-PAGE-FAULTS")
+PECS_CASE("Required.Read.Count.PageFaultsOfTouchedPages", "counting", "READ-COUNT-PAGE-FAULTS")
 {
 	static const uint64_t cfgs[] = {PECS_SW_PAGE_FAULTS, PECS_SW_PAGE_FAULTS_MIN,
 					PECS_SW_PAGE_FAULTS_MAJ};
@@ -67,8 +66,7 @@ PECS_CASE(read_count_page_faults, "Required.Read.Count.PageFaultsOfTouchedPages"
 		   (unsigned long long)v[2]);
 }
 
-PECS_CASE(read_count_switches, "Required.Read.Count.SwitchesUserOnlyZero", "counting",
-	  "READ-COUNT-SWITCHES")
+PECS_CASE("Required.Read.Count.SwitchesUserOnlyZero", "counting", "READ-COUNT-SWITCHES")
 {
 	static const uint64_t cfgs[] = {PECS_SW_CONTEXT_SWITCHES, PECS_SW_CPU_MIGRATIONS};
 	struct pecs_attr a;
@@ -104,8 +102,7 @@ PECS_CASE(read_count_switches, "Required.Read.Count.SwitchesUserOnlyZero", "coun
 /* Counters that nothing raises on this path: DUMMY and BPF_OUTPUT by design, alignment
  * and emulation faults because the burn loop makes none (x86 never raises them). Their
  * enabled time still runs. */
-PECS_CASE(read_count_zero, "Required.Read.Count.NeverRaisedCountersZero", "counting",
-	  "READ-COUNT-ZERO")
+PECS_CASE("Required.Read.Count.NeverRaisedCountersZero", "counting", "READ-COUNT-ZERO")
 {
 	static const uint64_t cfgs[] = {PECS_SW_DUMMY, PECS_SW_BPF_OUTPUT,
 					PECS_SW_ALIGNMENT_FAULTS, PECS_SW_EMULATION_FAULTS};

@@ -7,7 +7,8 @@
  */
 #include <string.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/coverage.h"
 
 #define BEHAVIOURS_SINGLE "READ-LAYOUT-SINGLE,READ-SIZE-EXACT,READ-ID-IS-IOC-ID,READ-TIMES-ORDER,READ-RESET-COUNT-ONLY"
 
@@ -79,31 +80,42 @@ static void check_single(struct pecs_t *t, uint64_t rf)
 	}
 }
 
-#define SINGLE_CASE(name, rf, features)                                              \
-	PECS_CASE(read_single_##name, "Required.Read.Layout.Single." #name, features, \
-		  BEHAVIOURS_SINGLE)                                                  \
-	{                                                                             \
-		check_single(t, (rf));                                                \
-	}
+struct single_row {
+	struct pecs_row head;
+	uint64_t rf;
+};
 
 #define TE PECS_FORMAT_TOTAL_TIME_ENABLED
 #define TR PECS_FORMAT_TOTAL_TIME_RUNNING
 #define ID PECS_FORMAT_ID
 #define LOST PECS_FORMAT_LOST
+#define ROW(name, rf, features) \
+	{{"Required.Read.Layout.Single." name, features, BEHAVIOURS_SINGLE}, rf}
 
-SINGLE_CASE(Value, 0, "counting")
-SINGLE_CASE(Te, TE, "counting")
-SINGLE_CASE(Tr, TR, "counting")
-SINGLE_CASE(TeTr, TE | TR, "counting")
-SINGLE_CASE(Id, ID, "counting")
-SINGLE_CASE(TeId, TE | ID, "counting")
-SINGLE_CASE(TrId, TR | ID, "counting")
-SINGLE_CASE(TeTrId, TE | TR | ID, "counting")
-SINGLE_CASE(Lost, LOST, "counting,read.lost")
-SINGLE_CASE(TeLost, TE | LOST, "counting,read.lost")
-SINGLE_CASE(TrLost, TR | LOST, "counting,read.lost")
-SINGLE_CASE(TeTrLost, TE | TR | LOST, "counting,read.lost")
-SINGLE_CASE(IdLost, ID | LOST, "counting,read.lost")
-SINGLE_CASE(TeIdLost, TE | ID | LOST, "counting,read.lost")
-SINGLE_CASE(TrIdLost, TR | ID | LOST, "counting,read.lost")
-SINGLE_CASE(TeTrIdLost, TE | TR | ID | LOST, "counting,read.lost")
+/* Every combination of the read_format bits below PECS_FORMAT_MAX, GROUP aside. */
+static const struct single_row single_rows[] = {
+	ROW("Value", 0, "counting"),
+	ROW("Te", TE, "counting"),
+	ROW("Tr", TR, "counting"),
+	ROW("TeTr", TE | TR, "counting"),
+	ROW("Id", ID, "counting"),
+	ROW("TeId", TE | ID, "counting"),
+	ROW("TrId", TR | ID, "counting"),
+	ROW("TeTrId", TE | TR | ID, "counting"),
+	ROW("Lost", LOST, "counting,read.lost"),
+	ROW("TeLost", TE | LOST, "counting,read.lost"),
+	ROW("TrLost", TR | LOST, "counting,read.lost"),
+	ROW("TeTrLost", TE | TR | LOST, "counting,read.lost"),
+	ROW("IdLost", ID | LOST, "counting,read.lost"),
+	ROW("TeIdLost", TE | ID | LOST, "counting,read.lost"),
+	ROW("TrIdLost", TR | ID | LOST, "counting,read.lost"),
+	ROW("TeTrIdLost", TE | TR | ID | LOST, "counting,read.lost"),
+};
+
+static void single_case(struct pecs_t *t, const struct single_row *r)
+{
+	PECS_FORMAT_TABLE_COVERS(t, single_rows, PECS_FORMAT_GROUP);
+	check_single(t, r->rf);
+}
+
+PECS_CASE_TABLE(single_rows, single_case);

@@ -4,8 +4,8 @@
  * Linux 6.18. */
 #include <sys/mman.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 
@@ -13,7 +13,7 @@ struct value_lost {
 	uint64_t value, lost;
 };
 
-PECS_CASE(read_lost_per_event, "Required.Read.Lost.CountsOnlyThisEventsLosses",
+PECS_CASE("Required.Read.Lost.CountsOnlyThisEventsLosses",
 	  "read.lost,ioctl.set_output,ioctl.pause_output,mmap,sampling", "READ-LOST")
 {
 	static struct pecs_ring r;

@@ -3,9 +3,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "support_counting.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define RF_TIMES_ID \
 	(PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING | PECS_FORMAT_ID)
@@ -21,8 +21,7 @@ static ssize_t read_counts(struct pecs_t *t, int fd, struct counts *c)
 	return pecs_read(t, fd, c, sizeof(*c));
 }
 
-PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
-	  "READ-DISABLED-ZERO,READ-ID-IS-IOC-ID")
+PECS_CASE("Required.Read.Disabled.ValuesZero", "counting", "READ-DISABLED-ZERO,READ-ID-IS-IOC-ID")
 {
 	struct pecs_attr attr;
 	struct counts c;
@@ -40,8 +39,7 @@ PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero", "counting",
 	PECS_CHECK(t, id != 0, "IOC_ID gave 0");
 }
 
-PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
-	  "READ-DISABLE-FREEZES")
+PECS_CASE("Required.Read.Disable.ValuesFrozen", "counting", "READ-DISABLE-FREEZES")
 {
 	struct counts a, b;
 	struct pecs_attr attr;
@@ -64,8 +62,7 @@ PECS_CASE(read_disable_frozen, "Required.Read.Disable.ValuesFrozen", "counting",
 	PECS_CHECK_EQ(t, b.enabled, a.enabled);
 }
 
-PECS_CASE(read_reset_keeps_times, "Required.Read.Reset.ZeroesCountKeepsTimes", "counting",
-	  "READ-RESET-COUNT-ONLY")
+PECS_CASE("Required.Read.Reset.ZeroesCountKeepsTimes", "counting", "READ-RESET-COUNT-ONLY")
 {
 	struct counts a, b;
 	struct pecs_attr attr;
@@ -86,8 +83,7 @@ PECS_CASE(read_reset_keeps_times, "Required.Read.Reset.ZeroesCountKeepsTimes", "
 	PECS_CHECK_EQ(t, b.id, a.id);
 }
 
-PECS_CASE(read_reset_running, "Required.Read.Reset.WhileEnabledRestarts", "counting",
-	  "READ-RESET-RESTARTS")
+PECS_CASE("Required.Read.Reset.WhileEnabledRestarts", "counting", "READ-RESET-RESTARTS")
 {
 	struct counts a, b;
 	struct pecs_attr attr;
@@ -144,14 +140,13 @@ static void check_counts_cpu(struct pecs_t *t, uint64_t config)
 		   (unsigned long long)c.value);
 }
 
-PECS_CASE(read_count_task_clock, "Required.Read.Count.TaskClockFollowsCpu", "counting",
+PECS_CASE("Required.Read.Count.TaskClockFollowsCpu", "counting",
 	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
 {
 	check_counts_cpu(t, PECS_SW_TASK_CLOCK);
 }
 
-PECS_CASE(read_count_cpu_clock, "Required.Read.Count.CpuClockFollowsCpu", "counting",
-	  "READ-COUNT-CLOCK,READ-TIMES-ORDER")
+PECS_CASE("Required.Read.Count.CpuClockFollowsCpu", "counting", "READ-COUNT-CLOCK,READ-TIMES-ORDER")
 {
 	check_counts_cpu(t, PECS_SW_CPU_CLOCK);
 }

@@ -5,9 +5,9 @@
  * perf_read_group). */
 #include <time.h>
 
-#include "support_counting.h"
-#include "support_thread.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/thread.h"
+#include "pecs/toolkit/wait.h"
 
 #define MS 1000000ull
 #define RF_TIMES (PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING)
@@ -26,8 +26,7 @@ static int read_times(struct pecs_t *t, int fd, struct times *v)
  * is scheduled (preempted time is off the CPU too, so it cannot add to the task's time),
  * while an event that follows the wall clock shows at least the sleep, however little
  * the thread ran. Neither verdict depends on how the host scheduled the thread. */
-PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "counting",
-	  "READ-TIMES-TASK")
+PECS_CASE("Required.Read.Times.TaskEventTimesFollowTheTask", "counting", "READ-TIMES-TASK")
 {
 	const uint64_t sleep_ns = 100 * MS, burn_ns = 2 * MS;
 	uint64_t slept, cpu;
@@ -62,8 +61,7 @@ PECS_CASE(read_times_task, "Required.Read.Times.TaskEventTimesFollowTheTask", "c
 		   (unsigned long long)slept, (unsigned long long)cpu);
 }
 
-PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClock",
-	  "counting", "READ-TIMES-TASK")
+PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock", "counting", "READ-TIMES-TASK")
 {
 	uint64_t wall;
 	struct pecs_attr a;
@@ -90,8 +88,7 @@ PECS_CASE(read_times_cpu_wide, "Required.Read.Times.CpuWideTimesFollowTheWallClo
 }
 
 /* An event on a thread that has exited keeps the count and times it had at the exit. */
-PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
-	  "counting,pid.other", "READ-FINISHED-THREAD")
+PECS_CASE("Required.Read.Times.FinishedThreadFrozen", "counting,pid.other", "READ-FINISHED-THREAD")
 {
 	struct pecs_spinner s;
 	struct times v = {0, 0, 0}, w;
@@ -108,7 +105,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 		PECS_CHECK_OK(t, fd);
 	}
 	/* let it count a little, bounded by wall time */
-	/* the thread stops by itself after 5 s of wall time (support_thread.h) */
+	/* the thread stops by itself after 5 s of wall time (pecs/toolkit/thread.h) */
 	end = pecs_clock_ns(CLOCK_MONOTONIC) + 4000 * MS;
 	while (v.value < 2 * MS && pecs_clock_ns(CLOCK_MONOTONIC) < end) {
 		nanosleep(&(struct timespec){0, MS / 2}, NULL);
@@ -116,7 +113,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 			break;
 	}
 	err = pecs_spinner_finish(&s);
-	PECS_CHECK(t, err == 0, "the thread did not finish: %s", pecs_retname(err));
+	PECS_CHECK_OK(t, err, "the thread did not finish");
 	/* nonzero is what the freeze below needs; 2 ms is only how long we let it run */
 	PECS_CHECK(t, v.value > 0, "the spinning thread counted nothing in 4 s");
 	PECS_CHECK_OK(t, read_times(t, fd, &v));
@@ -130,7 +127,7 @@ PECS_CASE(read_finished_thread, "Required.Read.Times.FinishedThreadFrozen",
 
 /* A group read carries one time_enabled/time_running pair: the leader's. A member
  * enabled later has less time of its own, which a read of it alone shows. */
-PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
+PECS_CASE("Required.Read.Group.TimesAreTheLeaders",
 	  "counting,read.group", "READ-GROUP-TIMES-LEADER")
 {
 	struct {
@@ -175,8 +172,7 @@ PECS_CASE(read_group_times_leader, "Required.Read.Group.TimesAreTheLeaders",
 /* A member is scheduled only with its group: while its leader is disabled an enabled
  * member neither counts nor accrues time, enabled or running (measured: all three stay
  * 0, and stand still again once the leader is disabled). */
-PECS_CASE(event_group_running, "Required.Group.Schedule.MemberRunsOnlyWithItsLeader",
-	  "counting", "EVENT-GROUP-RUNNING")
+PECS_CASE("Required.Group.Schedule.MemberRunsOnlyWithItsLeader", "counting", "EVENT-GROUP-RUNNING")
 {
 	struct pecs_attr a;
 	struct times m, m2;

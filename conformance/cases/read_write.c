@@ -1,7 +1,7 @@
 /* write() on an event fd: perf events define no write, so the kernel refuses it. */
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
-PECS_CASE(read_write_einval, "Required.Read.Write.IsEinval", "", "READ-WRITE-EINVAL")
+PECS_CASE("Required.Read.Write.IsEinval", "", "READ-WRITE-EINVAL")
 {
 	uint64_t word = 0;
 	struct pecs_attr attr;

@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define ST                                                                                \
@@ -66,7 +66,7 @@ static int make_loss(struct pecs_t *t, int fd, struct around *out)
 	return 0;
 }
 
-PECS_CASE(lost_sample_id_all, "Required.Record.Lost.SampleIdAllTrailer",
+PECS_CASE("Required.Record.Lost.SampleIdAllTrailer",
 	  "ioctl.pause_output,mmap,sampling", "REC-LOST-SAMPLE-ID-ALL")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
@@ -100,7 +100,7 @@ PECS_CASE(lost_sample_id_all, "Required.Record.Lost.SampleIdAllTrailer",
 }
 
 /* Without sample_id_all the same record is the bare 24 bytes. */
-PECS_CASE(lost_bare, "Required.Record.Lost.BareWithoutSampleIdAll",
+PECS_CASE("Required.Record.Lost.BareWithoutSampleIdAll",
 	  "ioctl.pause_output,mmap,sampling", "REC-LOST-BARE")
 {
 	struct pecs_attr a;

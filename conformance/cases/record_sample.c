@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 100000ull
 #define SAMPLES 8
@@ -18,7 +18,7 @@ struct walk {
 	int n;
 };
 
-typedef int (*check_fn)(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s);
+typedef void (*check_fn)(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s);
 
 /* Enable (the whole group when `group`), collect, disable, then check every record:
  * the invariants every sample shares here, then `check`. The wait counted SAMPLES
@@ -66,8 +66,7 @@ static void run_walk(struct pecs_t *t, int fd, int enable_fd, int group, struct 
 				   (unsigned long long)w->last_time);
 			w->last_time = s.time;
 		}
-		if (check(t, w, &s) < 0)
-			return;
+		check(t, w, &s);
 		w->n++;
 	}
 	PECS_CHECK_OK(t, ret);
@@ -85,17 +84,14 @@ static int open_sampler(struct pecs_t *t, uint64_t st, uint64_t rf, int group_fd
 	return pecs_open(t, &a, 0, -1, group_fd, 0);
 }
 
-static int check_ip(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_ip(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	(void)w;
-	if (s->ip == 0) {
-		PECS_FAIL_(t, "sample IP is 0");
-		return -1;
-	}
-	return 0;
+	if (s->ip == 0)
+		PECS_FAIL(t, "sample IP is 0");
 }
 
-PECS_CASE(sample_ip_tid_time, "Required.Record.Sample.IpTidTime", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.IpTidTime", "mmap,sampling",
 	  "REC-SAMPLE-HEADER,REC-SAMPLE-SIZE,REC-SAMPLE-TID,REC-SAMPLE-TIME")
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME,
@@ -106,30 +102,24 @@ PECS_CASE(sample_ip_tid_time, "Required.Record.Sample.IpTidTime", "mmap,sampling
 	run_walk(t, fd, fd, 0, &w, check_ip);
 }
 
-static int check_ids(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_ids(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	const struct pecs_host_facts *h = pecs_host(t);
 
-	if (s->identifier != w->ids[0] || s->id != w->ids[0] || s->stream_id != w->ids[0]) {
-		PECS_FAIL_(t, "identifier %llu id %llu stream_id %llu, IOC_ID %llu",
-			   (unsigned long long)s->identifier, (unsigned long long)s->id,
-			   (unsigned long long)s->stream_id, (unsigned long long)w->ids[0]);
-		return -1;
-	}
-	if (s->cpu >= (uint32_t)h->ncpus || s->cpu_res != 0) {
-		PECS_FAIL_(t, "cpu %u (reserved %u) on a host with %d cpus", s->cpu, s->cpu_res,
-			   h->ncpus);
-		return -1;
-	}
-	if (s->period != PERIOD_NS) {
-		PECS_FAIL_(t, "period %llu, sample_period %llu", (unsigned long long)s->period,
-			   PERIOD_NS);
-		return -1;
-	}
-	return check_ip(t, w, s);
+	if (s->identifier != w->ids[0] || s->id != w->ids[0] || s->stream_id != w->ids[0])
+		PECS_FAIL(t, "identifier %llu id %llu stream_id %llu, IOC_ID %llu",
+			  (unsigned long long)s->identifier, (unsigned long long)s->id,
+			  (unsigned long long)s->stream_id, (unsigned long long)w->ids[0]);
+	if (s->cpu >= (uint32_t)h->ncpus || s->cpu_res != 0)
+		PECS_FAIL(t, "cpu %u (reserved %u) on a host with %d cpus", s->cpu, s->cpu_res,
+			  h->ncpus);
+	if (s->period != PERIOD_NS)
+		PECS_FAIL(t, "period %llu, sample_period %llu", (unsigned long long)s->period,
+			  PERIOD_NS);
+	check_ip(t, w, s);
 }
 
-PECS_CASE(sample_ids, "Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-SAMPLE-IDS,REC-SAMPLE-CPU,REC-SAMPLE-PERIOD")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -148,35 +138,28 @@ static int is_context(uint64_t v)
 	return v >= PECS_CONTEXT_MAX;
 }
 
-static int check_callchain(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_callchain(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	uint64_t max = (uint64_t)pecs_host(t)->max_stack + 1;
 
 	(void)w;
-	if (s->nr_ips < 2 || s->ips[0] != PECS_CONTEXT_USER || s->ips[1] != s->ip) {
-		PECS_FAIL_(t, "callchain nr %llu starts %llx %llx, not USER (%llx) then IP %llx",
-			   (unsigned long long)s->nr_ips,
-			   (unsigned long long)(s->nr_ips > 0 ? s->ips[0] : 0),
-			   (unsigned long long)(s->nr_ips > 1 ? s->ips[1] : 0),
-			   (unsigned long long)PECS_CONTEXT_USER, (unsigned long long)s->ip);
-		return -1;
-	}
-	if (s->nr_ips > max) {
-		PECS_FAIL_(t, "callchain nr %llu > max_stack + 1 = %llu",
-			   (unsigned long long)s->nr_ips, (unsigned long long)max);
-		return -1;
-	}
+	if (s->nr_ips < 2 || s->ips[0] != PECS_CONTEXT_USER || s->ips[1] != s->ip)
+		PECS_FAIL(t, "callchain nr %llu starts %llx %llx, not USER (%llx) then IP %llx",
+			  (unsigned long long)s->nr_ips,
+			  (unsigned long long)(s->nr_ips > 0 ? s->ips[0] : 0),
+			  (unsigned long long)(s->nr_ips > 1 ? s->ips[1] : 0),
+			  (unsigned long long)PECS_CONTEXT_USER, (unsigned long long)s->ip);
+	if (s->nr_ips > max)
+		PECS_FAIL(t, "callchain nr %llu > max_stack + 1 = %llu",
+			  (unsigned long long)s->nr_ips, (unsigned long long)max);
 	for (uint64_t i = 1; i < s->nr_ips; i++) {
-		if (is_context(s->ips[i])) {
-			PECS_FAIL_(t, "second context marker %llx at %llu in a user-only chain",
-				   (unsigned long long)s->ips[i], (unsigned long long)i);
-			return -1;
-		}
+		if (is_context(s->ips[i]))
+			PECS_FAIL(t, "second context marker %llx at %llu in a user-only chain",
+				  (unsigned long long)s->ips[i], (unsigned long long)i);
 	}
-	return 0;
 }
 
-PECS_CASE(sample_callchain, "Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-CALLCHAIN-USER,REC-CALLCHAIN-MAX")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -192,31 +175,25 @@ PECS_CASE(sample_callchain, "Required.Record.Sample.CallchainUserContextFirst", 
 
 /* READ in a sample is the event's read() at that moment: its id, a count and enabled
  * time that never go back. */
-static int check_read_single(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_read_single(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	const struct pecs_parsed_read *rd = &s->read;
 
-	if (rd->m[0].id != w->ids[0]) {
-		PECS_FAIL_(t, "read id %llu, IOC_ID %llu", (unsigned long long)rd->m[0].id,
-			   (unsigned long long)w->ids[0]);
-		return -1;
-	}
+	if (rd->m[0].id != w->ids[0])
+		PECS_FAIL(t, "read id %llu, IOC_ID %llu", (unsigned long long)rd->m[0].id,
+			  (unsigned long long)w->ids[0]);
 	if (rd->m[0].value < w->last_value || rd->time_enabled < w->last_enabled ||
-	    rd->time_running > rd->time_enabled) {
-		PECS_FAIL_(t, "sample %d: value %llu (was %llu), enabled %llu (was %llu), run %llu",
-			   w->n, (unsigned long long)rd->m[0].value,
-			   (unsigned long long)w->last_value, (unsigned long long)rd->time_enabled,
-			   (unsigned long long)w->last_enabled,
-			   (unsigned long long)rd->time_running);
-		return -1;
-	}
+	    rd->time_running > rd->time_enabled)
+		PECS_FAIL(t, "sample %d: value %llu (was %llu), enabled %llu (was %llu), run %llu",
+			  w->n, (unsigned long long)rd->m[0].value,
+			  (unsigned long long)w->last_value, (unsigned long long)rd->time_enabled,
+			  (unsigned long long)w->last_enabled,
+			  (unsigned long long)rd->time_running);
 	w->last_value = rd->m[0].value;
 	w->last_enabled = rd->time_enabled;
-	return 0;
 }
 
-PECS_CASE(sample_read_single, "Required.Record.Sample.ReadWithId", "mmap,sampling",
-	  "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
+PECS_CASE("Required.Record.Sample.ReadWithId", "mmap,sampling", "REC-SAMPLE-SIZE,REC-SAMPLE-READ")
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
 			       PECS_SAMPLE_READ,
@@ -231,27 +208,22 @@ PECS_CASE(sample_read_single, "Required.Record.Sample.ReadWithId", "mmap,samplin
 	PECS_CHECK(t, w.last_value > 0, "the count in the samples never left 0");
 }
 
-static int check_read_group(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_read_group(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	const struct pecs_parsed_read *rd = &s->read;
 
-	if (rd->nr != 2 || rd->m[0].id != w->ids[0] || rd->m[1].id != w->ids[1]) {
-		PECS_FAIL_(t, "group read nr %llu ids %llu,%llu; expected 2 ids %llu,%llu",
-			   (unsigned long long)rd->nr, (unsigned long long)rd->m[0].id,
-			   (unsigned long long)rd->m[1].id, (unsigned long long)w->ids[0],
-			   (unsigned long long)w->ids[1]);
-		return -1;
-	}
-	if (rd->m[1].value < w->last_value) {
-		PECS_FAIL_(t, "member count went back: %llu after %llu",
-			   (unsigned long long)rd->m[1].value, (unsigned long long)w->last_value);
-		return -1;
-	}
+	if (rd->nr != 2 || rd->m[0].id != w->ids[0] || rd->m[1].id != w->ids[1])
+		PECS_FAIL(t, "group read nr %llu ids %llu,%llu; expected 2 ids %llu,%llu",
+			  (unsigned long long)rd->nr, (unsigned long long)rd->m[0].id,
+			  (unsigned long long)rd->m[1].id, (unsigned long long)w->ids[0],
+			  (unsigned long long)w->ids[1]);
+	if (rd->m[1].value < w->last_value)
+		PECS_FAIL(t, "member count went back: %llu after %llu",
+			  (unsigned long long)rd->m[1].value, (unsigned long long)w->last_value);
 	w->last_value = rd->m[1].value;
-	return 0;
 }
 
-PECS_CASE(sample_read_group, "Required.Record.Sample.ReadGroupLeaderFirst",
+PECS_CASE("Required.Record.Sample.ReadGroupLeaderFirst",
 	  "mmap,sampling,read.group", "REC-SAMPLE-SIZE,REC-SAMPLE-READ-GROUP")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
@@ -273,7 +245,7 @@ PECS_CASE(sample_read_group, "Required.Record.Sample.ReadGroupLeaderFirst",
 
 /* Linux writes a group member's own id into its samples (measured). Fuchsia's Starnix
  * snapshot in shared/seed writes the leader's: this case tells them apart. */
-PECS_CASE(sample_member_id, "Required.Record.Sample.GroupMemberCarriesOwnId",
+PECS_CASE("Required.Record.Sample.GroupMemberCarriesOwnId",
 	  "mmap,sampling,read.group", "REC-SAMPLE-MEMBER-ID")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |
@@ -294,19 +266,17 @@ PECS_CASE(sample_member_id, "Required.Record.Sample.GroupMemberCarriesOwnId",
 	run_walk(t, member, leader, 1, &w, check_ids);
 }
 
-static int check_all(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+static void check_all(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	/* A timer sample has no data address. */
-	if (s->addr != 0) {
-		PECS_FAIL_(t, "ADDR %llx in a clock sample", (unsigned long long)s->addr);
-		return -1;
-	}
-	if (check_ids(t, w, s) < 0 || check_callchain(t, w, s) < 0)
-		return -1;
-	return check_read_single(t, w, s);
+	if (s->addr != 0)
+		PECS_FAIL(t, "ADDR %llx in a clock sample", (unsigned long long)s->addr);
+	check_ids(t, w, s);
+	check_callchain(t, w, s);
+	check_read_single(t, w, s);
 }
 
-PECS_CASE(sample_all_sw, "Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
+PECS_CASE("Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
 	  "REC-SAMPLE-SIZE,REC-SAMPLE-ORDER,REC-SAMPLE-ADDR-ZERO")
 {
 	struct walk w = {.st = PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_IP | PECS_SAMPLE_TID |

@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "support_host.h"
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/host.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define SAMPLES 8
@@ -18,7 +18,7 @@
 /* IP, TID, CGROUP, CODE_PAGE_SIZE: one u64 each after the header. */
 #define TASK_ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CGROUP | PECS_SAMPLE_CODE_PAGE_SIZE)
 
-PECS_CASE(sample_cgroup_page, "Required.Record.Sample.CgroupAndCodePageSizeOfTask",
+PECS_CASE("Required.Record.Sample.CgroupAndCodePageSizeOfTask",
 	  "mmap,sampling", "REC-SAMPLE-CGROUP-ID,REC-SAMPLE-CODE-PAGE-SIZE")
 {
 	const struct pecs_record_header *rec;
@@ -78,7 +78,7 @@ PECS_CASE(sample_cgroup_page, "Required.Record.Sample.CgroupAndCodePageSizeOfTas
  * not separate the two. The leader runs until its own time_enabled shows the lead, and
  * the member's window must then be shorter than the lead, which it is by construction
  * (a few sample periods against 50 ms). */
-PECS_CASE(sample_member_times, "Required.Record.Sample.GroupMemberReadOwnTimes",
+PECS_CASE("Required.Record.Sample.GroupMemberReadOwnTimes",
 	  "mmap,sampling,read.group", "REC-SAMPLE-READ-GROUP-MEMBER-TIMES")
 {
 	const uint64_t rf = PECS_FORMAT_GROUP | PECS_FORMAT_TOTAL_TIME_ENABLED |

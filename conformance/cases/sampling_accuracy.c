@@ -26,7 +26,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS 1000000ull
 #define BURN_NS 250000000ull
@@ -189,7 +189,7 @@ static int judge_count(const struct tally *n, uint64_t count, char *msg, size_t 
 	return 0;
 }
 
-PECS_CASE(sampling_count, "Required.Sampling.Accuracy.CountMatchesCpuTime", "sampling,mmap",
+PECS_CASE("Required.Sampling.Accuracy.CountMatchesCpuTime", "sampling,mmap",
 	  "SAMPLE-COUNT-CPU-TIME")
 {
 	measure(t, judge_count);
@@ -211,8 +211,7 @@ static int judge_ips(const struct tally *n, uint64_t count, char *msg, size_t le
 	return 0;
 }
 
-PECS_CASE(sampling_ips, "Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap",
-	  "SAMPLE-IP-WHERE-TIME-GOES")
+PECS_CASE("Required.Sampling.Ips.InsideBusyFunction", "sampling,mmap", "SAMPLE-IP-WHERE-TIME-GOES")
 {
 	measure(t, judge_ips);
 }

@@ -1,9 +1,7 @@
-/* The calls a case makes: verdicts, the implementation's entries with resource tracking,
- * and small helpers. */
+/* The calls a case makes: the implementation's entries with resource tracking, and small
+ * helpers. Verdicts and leaving the case are in verdict.c. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,33 +10,6 @@
 
 #include "case_context.h"
 #include "runner.h"
-
-void pecs_verdict(struct pecs_t *t, enum pecs_status status, const char *file, int line,
-		  const char *fmt, ...)
-{
-	if (t->status != PECS_PASS)
-		return; /* the first verdict explains the case; later ones are consequences */
-	t->status = status;
-	const char *base = strrchr(file, '/');
-	int n = snprintf(t->message, sizeof(t->message), "%s:%d: ", base ? base + 1 : file, line);
-	if (n < 0 || (size_t)n >= sizeof(t->message))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->message + n, sizeof(t->message) - (size_t)n, fmt, ap);
-	va_end(ap);
-	/* A skip is only honest with its reason; without one it hides the case. */
-	if (status == PECS_ENV_SKIP && !t->message[n]) {
-		t->status = PECS_BROKEN;
-		snprintf(t->message + n, sizeof(t->message) - (size_t)n,
-			 "ENV_SKIP without a reason: say why the host cannot run the case");
-	}
-}
-
-int pecs_failed(const struct pecs_t *t)
-{
-	return t->status != PECS_PASS;
-}
 
 const struct pecs_impl *pecs_impl_of(struct pecs_t *t)
 {
@@ -231,9 +202,9 @@ const char *pecs_errname(int err)
 
 const char *pecs_retname(long long ret)
 {
-	static __thread char buf[4][32];
+	static __thread char buf[8][32];
 	static __thread unsigned slot;
-	char *b = buf[slot++ % 4];
+	char *b = buf[slot++ % 8];
 	if (ret < 0 && ret > -4096)
 		snprintf(b, sizeof(buf[0]), "-%s", pecs_errname((int)-ret));
 	else

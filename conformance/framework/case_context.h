@@ -2,11 +2,14 @@
 #ifndef PECS_CASE_CONTEXT_H
 #define PECS_CASE_CONTEXT_H
 
+#include <setjmp.h>
+
 #include "pecs/case.h"
 
 /* Enough for the group-size case, which opens members until the kernel refuses. */
 #define PECS_MAX_TRACKED_FDS 4096
 #define PECS_MAX_TRACKED_MAPS 64
+#define PECS_MAX_DEFERRED 16
 
 struct pecs_t {
 	const struct pecs_impl *impl;
@@ -22,7 +25,19 @@ struct pecs_t {
 		size_t len;
 	} maps[PECS_MAX_TRACKED_MAPS];
 	size_t nmaps;
+	/* Where a verdict macro leaves the case to; armed while the case body runs. */
+	jmp_buf leave;
+	int armed;
+	struct {
+		void (*fn)(void *arg);
+		void *arg;
+	} deferred[PECS_MAX_DEFERRED];
+	size_t ndeferred;
 };
+
+/* Runs the case's body (or its table row), then its pecs_defer() cleanups, whichever
+ * way it left. */
+void pecs_case_body(struct pecs_t *t);
 
 /* Closes every fd and mapping the case left behind. */
 void pecs_case_release(struct pecs_t *t);

@@ -63,7 +63,7 @@ static void run_here(const struct pecs_impl *impl, const struct pecs_host_facts 
 		free(t);
 		return;
 	}
-	c->fn(t);
+	pecs_case_body(t);
 	pecs_case_release(t);
 	impl->teardown(t->ctx);
 	r->raw = t->status;

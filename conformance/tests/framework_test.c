@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "pecs/toolkit/coverage.h"
 #include "runner.h"
 
 static int fake_open_calls, fake_close_calls;
@@ -39,19 +40,74 @@ static struct pecs_impl fake = {
 	.read = f_read, .ioctl = f_ioctl, .mmap = f_mmap, .munmap = f_munmap, .poll = f_poll,
 };
 
-PECS_CASE(c_pass, "Test.Pass", "counting", "T-1")
+PECS_CASE("Test.Pass", "counting", "T-1")
 {
 	struct pecs_attr a;
 	pecs_attr_counting(t, &a, 1);
 	PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_OPEN(t, &a, 0, -1, -1, 0);
 }
-PECS_CASE(c_fail, "Test.Fail", "", "T-2") { PECS_CHECK_ERR(t, pecs_read(t, 1, NULL, 0), ENOSPC); }
-PECS_CASE(c_needs, "Test.NeedsInject", "engine.inject", "T-3") { (void)t; }
-PECS_CASE(c_unsup, "Test.SaysUnsupported", "counting", "T-4") { PECS_UNSUPPORTED(t, "no"); }
-PECS_CASE(c_crash, "Test.Crash", "", "T-5") { (void)t; if (getenv("PECS_TEST_CRASH")) abort(); }
-PECS_CASE(c_sub, "Test.Sub.A", "", "T-6") { (void)t; }
-PECS_CASE(c_mute_skip, "Test.SkipsWithoutReason", "", "T-7") { PECS_ENV_SKIP(t, "%s", ""); }
+PECS_CASE("Test.Fail", "", "T-2") { PECS_CHECK_ERR(t, pecs_read(t, 1, NULL, 0), ENOSPC); }
+PECS_CASE("Test.NeedsInject", "engine.inject", "T-3") { (void)t; }
+PECS_CASE("Test.SaysUnsupported", "counting", "T-4") { PECS_UNSUPPORTED(t, "no"); }
+PECS_CASE("Test.Crash", "", "T-5") { (void)t; if (getenv("PECS_TEST_CRASH")) abort(); }
+PECS_CASE("Test.Sub.A", "", "T-6") { (void)t; }
+PECS_CASE("Test.SkipsWithoutReason", "", "T-7") { PECS_ENV_SKIP(t, "%s", ""); }
+
+/* The second API: leaving from any depth, optional messages, cleanups, tables. */
+static int deferred_ran, after_fail_ran;
+static void deep_check(struct pecs_t *t, int depth)
+{
+	if (depth > 0)
+		deep_check(t, depth - 1);
+	else
+		PECS_CHECK_ERR(t, pecs_read(t, 1, NULL, 0), EAGAIN, "read at depth %d", depth);
+	after_fail_ran = 1;
+}
+static void note_deferred(void *arg) { *(int *)arg += 1; }
+PECS_CASE("Test.Api.FailsDeep", "", "T-8")
+{
+	pecs_defer(t, note_deferred, &deferred_ran);
+	deep_check(t, 3);
+	after_fail_ran = 1;
+}
+PECS_CASE("Test.Api.CheckNoMessage", "", "T-8") { PECS_CHECK(t, pecs_host(t)->privileged); }
+PECS_CASE("Test.Api.FailEnds", "", "T-8")
+{
+	PECS_FAIL(t, "first %d", 1);
+	after_fail_ran = 1;
+}
+
+struct api_row {
+	struct pecs_row head;
+	long value, want;
+};
+static const struct api_row api_rows[] = {
+	{{"Test.Api.Table.Equal", "", "T-8"}, 3, 3},
+	{{"Test.Api.Table.Differ", "counting", "T-8"}, 3, 4},
+};
+static void api_row_case(struct pecs_t *t, const struct api_row *r)
+{
+	PECS_CHECK_EQ(t, r->value, r->want, "row %s", r->head.id);
+}
+PECS_CASE_TABLE(api_rows, api_row_case);
+
+/* A table that misses a combination, and a mask that misses a bit, are BROKEN. */
+struct cov_row {
+	uint64_t rf;
+};
+static const struct cov_row cov_rows[] = {{0}, {1}, {2}, {4}, {5}, {6}};
+PECS_CASE("Test.Api.CoverageMissingRow", "", "T-8")
+{
+	/* every mask below 8 once: 3 is the first without a row */
+	pecs_cover_combinations(t, "cov_rows", cov_rows, 6, sizeof(cov_rows[0]), 0, 8, 0);
+}
+PECS_CASE("Test.Api.CoverageFixedBits", "", "T-8")
+{
+	static const struct cov_row even[] = {{0}, {1}, {4}, {5}};
+	pecs_cover_combinations(t, "even", even, 4, sizeof(even[0]), 0, 8, 2);
+	pecs_cover_bits(t, "mask", 0x5, 8);
+}
 
 static const struct pecs_host_facts facts = {.size = sizeof(facts), .privileged = 0,
 					     .kernel_release = "6.12.0"};
@@ -79,6 +135,38 @@ static void test_statuses(void **s)
 	fake.setup = f_setup_fails;
 	assert_int_equal(run("Test.Pass").raw, PECS_BROKEN);
 	fake.setup = f_setup;
+}
+
+static void test_case_api_v2(void **s)
+{
+	(void)s;
+	deferred_ran = after_fail_ran = 0;
+	struct pecs_result r = run("Test.Api.FailsDeep");
+	assert_int_equal(r.raw, PECS_FAIL);
+	assert_int_equal(after_fail_ran, 0); /* no caller went on after the failed check */
+	assert_int_equal(deferred_ran, 1);
+	assert_non_null(strstr(r.message, "read at depth 0: "));
+	assert_non_null(strstr(r.message, "returned -EINVAL, expected -EAGAIN"));
+	r = run("Test.Api.CheckNoMessage");
+	assert_int_equal(r.raw, PECS_FAIL);
+	assert_non_null(strstr(r.message, "(pecs_host(t)->privileged) is false"));
+	r = run("Test.Api.FailEnds");
+	assert_int_equal(r.raw, PECS_FAIL);
+	assert_non_null(strstr(r.message, "first 1"));
+	assert_int_equal(after_fail_ran, 0);
+	const struct pecs_case *row = pecs_registry_find("Test.Api.Table.Differ");
+	assert_non_null(row);
+	assert_string_equal(row->features, "counting");
+	assert_int_equal(run("Test.Api.Table.Equal").raw, PECS_PASS);
+	r = run("Test.Api.Table.Differ");
+	assert_int_equal(r.raw, PECS_FAIL);
+	assert_non_null(strstr(r.message, "row Test.Api.Table.Differ: r->value = 3"));
+	r = run("Test.Api.CoverageMissingRow");
+	assert_int_equal(r.raw, PECS_BROKEN);
+	assert_non_null(strstr(r.message, "0 rows for 0x3"));
+	r = run("Test.Api.CoverageFixedBits");
+	assert_int_equal(r.raw, PECS_BROKEN);
+	assert_non_null(strstr(r.message, "does not cover bit 0x2"));
 }
 
 static char *write_file(const char *text)
@@ -322,8 +410,10 @@ static void test_closed_lists(void **s)
 	char msg[256];
 	const char *const typo[] = {"counting", "cuonting", NULL};
 	struct pecs_impl claims = fake;
-	struct pecs_case bad = {"Test.Bad", "counting,mmap.overwrit", "T-9", NULL, __FILE__, 0};
-	struct pecs_case mute = {"Test.Mute", "counting", "", NULL, __FILE__, 0};
+	struct pecs_case bad = {.id = "Test.Bad", .features = "counting,mmap.overwrit",
+				.behaviours = "T-9", .file = __FILE__};
+	struct pecs_case mute = {.id = "Test.Mute", .features = "counting", .behaviours = "",
+				 .file = __FILE__};
 	struct pecs_session ss;
 
 	claims.features = typo;
@@ -357,6 +447,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_statuses),
+		cmocka_unit_test(test_case_api_v2),
 		cmocka_unit_test(test_expectations_gate),
 		cmocka_unit_test(test_expectations_errors),
 		cmocka_unit_test(test_expectations_duplicates),

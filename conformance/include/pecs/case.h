@@ -1,24 +1,29 @@
 /* Writing a conformance case.
  *
  * A case is a function that drives an implementation through struct pecs_t and ends
- * with a verdict; it never aborts the process. The PECS_CHECK* macros record a failure
- * and return from the case, so a case reads top to bottom as its assertions. Every fd
- * and mapping made through pecs_open()/pecs_mmap() is released by the framework after
- * the case, whichever way it ended.
+ * with a verdict; it never aborts the process. Every verdict macro (PECS_CHECK*,
+ * PECS_FAIL, PECS_BROKEN, PECS_ENV_SKIP, PECS_UNSUPPORTED, PECS_OPEN) records the
+ * verdict and leaves the case at once, from any depth: a helper called by the case may
+ * use them too, and so returns only on success. Every fd and mapping made through
+ * pecs_open()/pecs_mmap() is released by the framework after the case, whichever way it
+ * ended; anything else the case sets up it hands to pecs_defer() before it can fail.
  *
- *   PECS_CASE(read_disabled_zero, "Required.Read.Disabled.ValuesZero",
- *             "counting", "READ-DISABLED-ZERO")
+ *   PECS_CASE("Required.Read.Disabled.ValuesZero", "counting", "READ-DISABLED-ZERO")
  *   {
  *           struct pecs_attr a;
  *           pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
  *           int fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+ *           PECS_CHECK_ERR(t, pecs_read(t, fd, NULL, 0), ENOSPC, "read of 0 bytes");
  *           ...
  *   }
+ *
+ * A family of cases that differ only in parameters is one table (see PECS_CASE_TABLE).
  */
 #ifndef PECS_CASE_H
 #define PECS_CASE_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -46,105 +51,187 @@ struct pecs_case {
 	void (*fn)(struct pecs_t *t);
 	const char *file;
 	int line;
+	/* A table row's case: fn is NULL, row_fn runs with the row. */
+	void (*row_fn)(struct pecs_t *t, const void *row);
+	const void *row;
 };
 
+/* The head every table row starts with: the row's case, as PECS_CASE would state it. */
+struct pecs_row {
+	const char *id;
+	const char *features;
+	const char *behaviours;
+};
+
+/* A table of rows, each one case (the registry expands it). */
+struct pecs_case_table {
+	const void *rows;
+	size_t row_size, count;
+	void (*row_fn)(struct pecs_t *t, const void *row);
+	const char *file;
+	int line;
+};
+
+#define PECS_CAT_(a, b) a##b
+#define PECS_CAT(a, b) PECS_CAT_(a, b)
+
 /* Cases register themselves in a linker section, so adding a case is adding a file
- * (the library that holds them must be linked whole: alwayslink in Bazel). */
-#define PECS_CASE(fn_name, id_, features_, behaviours_)                                    \
+ * (the library that holds them must be linked whole: alwayslink in Bazel). The id is
+ * the only name a case has; its function is named from __COUNTER__.
+ *
+ *   PECS_CASE("Required.Open.Flags.Cloexec", "counting", "OPEN-FLAGS-CLOEXEC") { ... }
+ */
+#define PECS_CASE(...) PECS_CASE_PICK_(__VA_ARGS__, PECS_CASE_FN_, PECS_CASE_ID_, )(__VA_ARGS__)
+#define PECS_CASE_PICK_(a, b, c, d, pick, ...) pick
+#define PECS_CASE_ID_(id_, features_, behaviours_) \
+	PECS_CASE_FN_(PECS_CAT(pecs_case_fn_, __COUNTER__), id_, features_, behaviours_)
+#define PECS_CASE_FN_(fn_name, id_, features_, behaviours_)                                \
 	static void fn_name(struct pecs_t *t);                                             \
-	static const struct pecs_case fn_name##_def = {id_, features_, behaviours_,        \
-						       fn_name, __FILE__, __LINE__};       \
-	static const struct pecs_case *const fn_name##_ptr                                 \
-		__attribute__((used, section("pecs_cases"))) = &fn_name##_def;             \
+	static const struct pecs_case PECS_CAT(fn_name, _def) = {                          \
+		id_, features_, behaviours_, fn_name, __FILE__, __LINE__, NULL, NULL};     \
+	static const struct pecs_case *const PECS_CAT(fn_name, _ptr)                       \
+		__attribute__((used, section("pecs_cases"))) = &PECS_CAT(fn_name, _def);   \
 	static void fn_name(struct pecs_t *t)
+
+/* A family of cases from one table, like LTP's tcases[]. Each row is a struct whose
+ * first member is a struct pecs_row (the row's id, features and behaviours) and whose
+ * other members are the parameters; fn(t, row) runs one row:
+ *
+ *   struct period_row { struct pecs_row head; uint64_t period; int err; };
+ *   static const struct period_row periods[] = {
+ *           {{"Required.Ioctl.Period.Bit63Einval", "sampling", "IOC-PERIOD-EINVAL"},
+ *            1ull << 63, EINVAL},
+ *           ...
+ *   };
+ *   static void period_case(struct pecs_t *t, const struct period_row *r) { ... }
+ *   PECS_CASE_TABLE(periods, period_case);
+ */
+#define PECS_CASE_TABLE(rows_, fn_) PECS_CASE_TABLE_AT_(rows_, fn_, __COUNTER__)
+#define PECS_CASE_TABLE_AT_(rows_, fn_, n_)                                                 \
+	_Static_assert(offsetof(__typeof__((rows_)[0]), head) == 0,                          \
+		       "a table row starts with its struct pecs_row head");                  \
+	static void PECS_CAT(pecs_table_fn_, n_)(struct pecs_t *t, const void *row)          \
+	{                                                                                    \
+		fn_(t, (const __typeof__((rows_)[0]) *)row);                                 \
+	}                                                                                    \
+	static const struct pecs_case_table PECS_CAT(pecs_table_, n_) = {                    \
+		(rows_), sizeof((rows_)[0]), sizeof(rows_) / sizeof((rows_)[0]),             \
+		PECS_CAT(pecs_table_fn_, n_), __FILE__, __LINE__};                           \
+	static const struct pecs_case_table *const PECS_CAT(pecs_table_ptr_, n_)             \
+		__attribute__((used, section("pecs_case_tables"))) = &PECS_CAT(pecs_table_, n_)
 
 /* ---- verdicts ------------------------------------------------------------------ */
 
-/* Record the verdict; the first non-PASS verdict of a case wins. */
+/* Record a verdict and go on; the first non-PASS verdict of a case wins. Cases rarely
+ * want this: the macros below record and leave. */
 void pecs_verdict(struct pecs_t *t, enum pecs_status status, const char *file, int line,
 		  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int pecs_failed(const struct pecs_t *t); /* any non-PASS verdict recorded */
 
-#define PECS_FAIL_(t, ...) pecs_verdict((t), PECS_FAIL, __FILE__, __LINE__, __VA_ARGS__)
+/* Record a verdict and leave the case (back to the framework, which releases what the
+ * case holds and runs its pecs_defer() cleanups). */
+__attribute__((noreturn, format(printf, 5, 6))) void
+pecs_end(struct pecs_t *t, enum pecs_status status, const char *file, int line,
+	 const char *fmt, ...);
+/* FAIL with an optional message: "message: detail", or the detail alone. */
+__attribute__((noreturn, format(printf, 5, 6))) void
+pecs_end_detail(struct pecs_t *t, const char *file, int line, const char *detail,
+		const char *fmt, ...);
+/* FAIL with the message, or "(cond_text) is false" when it is empty. */
+__attribute__((noreturn, format(printf, 5, 6))) void
+pecs_end_check(struct pecs_t *t, const char *file, int line, const char *cond_text,
+	       const char *fmt, ...);
+/* printf into a small rotating static buffer, for a detail. */
+const char *pecs_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Run fn(arg) when the case ends, however it ends: cleanups run last in, first out,
+ * before the framework releases fds and mappings. They run after the case's stack is
+ * gone, so arg must not point into it (a mapping, a static, or malloc'd memory). */
+void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
+
+/* The optional message of a check: its format and arguments, or an empty one. */
+#define PECS_MSG_NONE_ "%s", ""
+#define PECS_MSG_NONE__
+#define PECS_MSG_(...) __VA_OPT__(__VA_ARGS__) PECS_CAT_(PECS_MSG_NONE_, __VA_OPT__(_))
+
+/* End the case, failed: the implementation did something the ABI forbids. */
+#define PECS_FAIL(t, ...) pecs_end((t), PECS_FAIL, __FILE__, __LINE__, __VA_ARGS__)
 
 /* End the case: the host cannot run it (say why: "needs root", "perf_event_paranoid=3"). */
-#define PECS_ENV_SKIP(t, ...)                                                   \
-	do {                                                                    \
-		pecs_verdict((t), PECS_ENV_SKIP, __FILE__, __LINE__, __VA_ARGS__); \
-		return;                                                         \
-	} while (0)
+#define PECS_ENV_SKIP(t, ...) pecs_end((t), PECS_ENV_SKIP, __FILE__, __LINE__, __VA_ARGS__)
 
 /* End the case: its setup failed, so it says nothing about the behaviour. */
-#define PECS_BROKEN(t, ...)                                                     \
-	do {                                                                    \
-		pecs_verdict((t), PECS_BROKEN, __FILE__, __LINE__, __VA_ARGS__);   \
-		return;                                                         \
-	} while (0)
+#define PECS_BROKEN(t, ...) pecs_end((t), PECS_BROKEN, __FILE__, __LINE__, __VA_ARGS__)
 
 /* End the case: the implementation lacks an optional entry. Turns into FAIL when the
  * implementation claims every feature the case declares. */
-#define PECS_UNSUPPORTED(t, ...)                                                    \
-	do {                                                                        \
-		pecs_verdict((t), PECS_UNSUPPORTED, __FILE__, __LINE__, __VA_ARGS__); \
-		return;                                                             \
+#define PECS_UNSUPPORTED(t, ...) \
+	pecs_end((t), PECS_UNSUPPORTED, __FILE__, __LINE__, __VA_ARGS__)
+
+/* cond must hold. The message is optional: PECS_CHECK(t, n == 8) or
+ * PECS_CHECK(t, n == 8, "read returned %zd", n); without one the condition is shown. */
+#define PECS_CHECK(t, cond, ...)                                                        \
+	do {                                                                            \
+		if (!(cond))                                                            \
+			pecs_end_check((t), __FILE__, __LINE__, #cond, PECS_MSG_(__VA_ARGS__)); \
 	} while (0)
 
-#define PECS_CHECK(t, cond, ...)                \
-	do {                                    \
-		if (!(cond)) {                  \
-			PECS_FAIL_((t), __VA_ARGS__); \
-			return;                 \
-		}                               \
-	} while (0)
-
-/* Integer equality, both values printed in decimal and hex. */
-#define PECS_CHECK_EQ(t, actual, expected)                                                 \
+/* Integer equality, both values printed in decimal and hex; optional message. */
+#define PECS_CHECK_EQ(t, actual, expected, ...)                                            \
 	do {                                                                               \
 		long long pecs_a_ = (long long)(actual), pecs_e_ = (long long)(expected);  \
-		if (pecs_a_ != pecs_e_) {                                                  \
-			PECS_FAIL_((t), "%s = %lld (0x%llx), expected %s = %lld (0x%llx)", \
-				   #actual, pecs_a_, (unsigned long long)pecs_a_, #expected,  \
-				   pecs_e_, (unsigned long long)pecs_e_);                  \
-			return;                                                            \
-		}                                                                          \
+		if (pecs_a_ != pecs_e_)                                                    \
+			pecs_end_detail((t), __FILE__, __LINE__,                           \
+					pecs_fmt("%s = %lld (0x%llx), expected %s = %lld (0x%llx)", \
+						 #actual, pecs_a_, (unsigned long long)pecs_a_, \
+						 #expected, pecs_e_,                       \
+						 (unsigned long long)pecs_e_),             \
+					PECS_MSG_(__VA_ARGS__));                           \
 	} while (0)
 
-/* A call that must fail with exactly -err (for example -EINVAL). */
-#define PECS_CHECK_ERR(t, call, err)                                                     \
-	do {                                                                             \
-		long long pecs_r_ = (long long)(call);                                   \
-		if (pecs_r_ != -(long long)(err)) {                                      \
-			PECS_FAIL_((t), "%s returned %s, expected %s", #call,            \
-				   pecs_retname(pecs_r_), pecs_errname(err));            \
-			return;                                                          \
-		}                                                                        \
+/* A call (or a value) that must be exactly -err, for err such as EINVAL; both the
+ * expected and the actual errno are named:
+ *   PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, 0), EFAULT, "PERIOD with NULL");
+ *   -> "PERIOD with NULL: pecs_ioctl(...) returned 0, expected -EFAULT" */
+#define PECS_CHECK_ERR(t, call, err, ...)                                                  \
+	do {                                                                               \
+		long long pecs_r_ = (long long)(call);                                     \
+		if (pecs_r_ != -(long long)(err))                                          \
+			pecs_end_detail((t), __FILE__, __LINE__,                           \
+					pecs_fmt("%s returned %s, expected -%s", #call,   \
+						 pecs_retname(pecs_r_), pecs_errname(err)), \
+					PECS_MSG_(__VA_ARGS__));                           \
 	} while (0)
 
-/* A call that must succeed (>= 0). */
-#define PECS_CHECK_OK(t, call)                                                        \
-	do {                                                                          \
-		long long pecs_r_ = (long long)(call);                                \
-		if (pecs_r_ < 0) {                                                    \
-			PECS_FAIL_((t), "%s failed: %s", #call, pecs_retname(pecs_r_)); \
-			return;                                                       \
-		}                                                                     \
-	} while (0)
+/* A call that must succeed (>= 0); evaluates to its value. Optional message. */
+#define PECS_CHECK_OK(t, call, ...)                                                        \
+	({                                                                                 \
+		long long pecs_r_ = (long long)(call);                                     \
+		if (pecs_r_ < 0)                                                           \
+			pecs_end_detail((t), __FILE__, __LINE__,                           \
+					pecs_fmt("%s failed: %s", #call,                   \
+						 pecs_retname(pecs_r_)),                   \
+					PECS_MSG_(__VA_ARGS__));                           \
+		pecs_r_;                                                                   \
+	})
 
-/* Byte equality; the message names the first differing offset. */
-#define PECS_CHECK_MEM(t, actual, expected, len)                                       \
-	do {                                                                           \
-		long pecs_off_ = pecs_memdiff((actual), (expected), (len));            \
-		if (pecs_off_ >= 0) {                                                  \
-			PECS_FAIL_((t), "%s differs from %s at byte %ld of %zu: %s",   \
-				   #actual, #expected, pecs_off_, (size_t)(len),      \
-				   pecs_hexdiff((actual), (expected), (len), pecs_off_)); \
-			return;                                                        \
-		}                                                                      \
+/* Byte equality; the detail names the first differing offset. Optional message. */
+#define PECS_CHECK_MEM(t, actual, expected, len, ...)                                      \
+	do {                                                                               \
+		long pecs_off_ = pecs_memdiff((actual), (expected), (len));                \
+		if (pecs_off_ >= 0)                                                        \
+			pecs_end_detail((t), __FILE__, __LINE__,                           \
+					pecs_fmt("%s differs from %s at byte %ld of %zu: %s", \
+						 #actual, #expected, pecs_off_, (size_t)(len), \
+						 pecs_hexdiff((actual), (expected), (len),  \
+							      pecs_off_)),                 \
+					PECS_MSG_(__VA_ARGS__));                           \
 	} while (0)
 
 /* The errno name of err (> 0), e.g. "EINVAL". */
 const char *pecs_errname(int err);
-/* A return value as text: "3" or "-EINVAL". Uses a small rotating static buffer. */
+/* A return value as text: "3" or "-EINVAL". Uses a small rotating static buffer. Checks
+ * name the values themselves: a case needs this only for a message of its own. */
 const char *pecs_retname(long long ret);
 /* Offset of the first differing byte, or -1. */
 long pecs_memdiff(const void *a, const void *b, size_t len);
@@ -175,15 +262,12 @@ int pecs_poll(struct pecs_t *t, int fd, short events, int timeout_ms);
 int pecs_inject_sample(struct pecs_t *t, int fd, const struct pecs_sample *sample);
 int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_stream *stream);
 
-/* Open that must succeed: evaluates to the fd, or fails the case and returns. */
+/* Open that must succeed: evaluates to the fd, or fails the case. */
 #define PECS_OPEN(t, attr, pid, cpu, group_fd, flags)                                     \
 	({                                                                                \
 		int pecs_fd_ = pecs_open((t), (attr), (pid), (cpu), (group_fd), (flags)); \
-		if (pecs_fd_ < 0) {                                                       \
-			PECS_FAIL_((t), "perf_event_open failed: %s",                     \
-				   pecs_retname(pecs_fd_));                               \
-			return;                                                           \
-		}                                                                         \
+		if (pecs_fd_ < 0)                                                         \
+			PECS_FAIL((t), "perf_event_open failed: %s", pecs_retname(pecs_fd_)); \
 		pecs_fd_;                                                                 \
 	})
 
@@ -201,7 +285,7 @@ void pecs_burn_cpu(uint64_t ns);
 /* A clock in nanoseconds: CLOCK_MONOTONIC for deadlines, CLOCK_THREAD_CPUTIME_ID for
  * this thread's CPU time. */
 uint64_t pecs_clock_ns(clockid_t clock);
-/* Current thread id and process id, as the kernel numbers them. */
+/* The calling thread's id, as the kernel numbers it (gettid(2)). */
 pid_t pecs_gettid(void);
 
 /* ENV_SKIP unless the implementation reports privilege (or the reverse). */
@@ -215,5 +299,11 @@ pid_t pecs_gettid(void);
 		if (pecs_host(t)->privileged)                                   \
 			PECS_ENV_SKIP((t), "needs an unprivileged caller (uid 65534)"); \
 	} while (0)
+
+/* ---- the first API, until every case is ported (docs: CASE_API_PORTING) ---------- */
+
+/* Deprecated: record a FAIL and go on (PECS_FAIL leaves the case). */
+#define PECS_FAIL_(t, ...) pecs_verdict((t), PECS_FAIL, __FILE__, __LINE__, __VA_ARGS__)
+/* PECS_CASE(fn_name, id, features, behaviours) still compiles: PECS_CASE picks by arity. */
 
 #endif /* PECS_CASE_H */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "support_host.h"
+#include "pecs/toolkit/host.h"
 
 static int perf_event_hierarchy(void)
 {

@@ -1,5 +1,5 @@
-#include "support_counting.h"
-#include "support_wait.h"
+#include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/wait.h"
 
 #include <errno.h>
 #include <stdio.h>

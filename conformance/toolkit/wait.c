@@ -1,4 +1,4 @@
-#include "support_wait.h"
+#include "pecs/toolkit/wait.h"
 
 #include <time.h>
 

@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
-#include "support_ring.h"
-#include "support_wait.h"
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #include <string.h>
 #include <sys/mman.h>

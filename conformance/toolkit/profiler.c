@@ -1,11 +1,11 @@
 #define _GNU_SOURCE
-#include "support_profiler.h"
+#include "pecs/toolkit/profiler.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
 #define DEFAULT_PERIOD_NS 1000000ull
 #define MAX_DATA_PAGES 64u

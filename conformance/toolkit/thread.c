@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "support_thread.h"
+#include "pecs/toolkit/thread.h"
 
 #include <errno.h>
 #include <sched.h>
