@@ -91,11 +91,16 @@ int main(int argc, char **argv)
 	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (map == MAP_FAILED)
 		return fail("mmap", errno, 1);
-	volatile struct pecs_mmap_page *meta = map;
+	/* Not volatile: data_head, the one field the kernel moves while we watch, is read
+	 * with acquire loads, which also order the reads of the records after it; the
+	 * other fields read here are fixed once the buffer is mapped. */
+	const struct pecs_mmap_page *meta = map;
 	const uint8_t *data = (const uint8_t *)map + meta->data_offset;
 
 	if (ioctl(fds[0], PECS_IOC_ENABLE, 0))
 		return fail("enable", errno, 1);
+	/* Busy work for TASK_CLOCK to count, until the first sample lands. The volatile keeps
+	 * the compiler from deleting the loop, whose sum is otherwise unused. */
 	volatile uint64_t spin = 0;
 	double deadline = now() + 5.0;
 	while (__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) == 0 && now() < deadline)
