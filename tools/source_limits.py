@@ -56,6 +56,8 @@ class Offender:
         return self.path if self.function is None else f"{self.path}:{self.function}"
 
     def message(self) -> str:
+        if self.function == "<syntax error>":
+            return f"{self.path}:{self.line}: cannot parse the file"
         if self.function is None:
             return f"{self.path}:1: file is {self.length} lines (limit {MAX_FILE_LINES})"
         return (f"{self.path}:{self.line}: function {self.function} is {self.length} lines "
@@ -258,7 +260,12 @@ def check_text(path: str, text: str) -> List[Offender]:
     nlines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     if nlines > MAX_FILE_LINES:
         offenders.append(Offender(path, 1, None, nlines))
-    funcs = py_functions(text, path) if path.endswith(PY_SUFFIXES) else c_functions(text)
+    try:
+        funcs = py_functions(text, path) if path.endswith(PY_SUFFIXES) else c_functions(text)
+    except SyntaxError as e:
+        # Unreadable here means unreadable for Python too; say so rather than pass it.
+        offenders.append(Offender(path, e.lineno or 1, "<syntax error>", 0))
+        return offenders
     for f in funcs:
         if f.length > MAX_FUNCTION_LINES:
             offenders.append(Offender(path, f.line, f.name, f.length))

@@ -82,6 +82,10 @@ class PyFunctions(unittest.TestCase):
         got = [(f.name, f.line, f.length) for f in sl.py_functions(text)]
         self.assertEqual(got, [("top", 2, 4), ("top.inner", 3, 2), ("C.m", 7, 2)])
 
+    def test_syntax_error_is_a_problem(self) -> None:
+        got = sl.check_text("b.py", "def f(:\n")
+        self.assertEqual([o.message() for o in got], ["b.py:1: cannot parse the file"])
+
     def test_long_file(self) -> None:
         text = "x = 1\n" * 601
         got = sl.check_text("a.py", text)
