@@ -21,7 +21,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,8 +458,6 @@ const struct pecs_impl *pecs_adapter(void)
 		fail_setup("no testee: set PECS_TESTEE to the command that starts it");
 	const char *t = getenv("PECS_PIPE_TIMEOUT_MS");
 	pipe_transport_init(command, t && atoi(t) > 0 ? atoi(t) : 10000);
-	/* A testee that has gone away must fail the call, not kill the runner. */
-	signal(SIGPIPE, SIG_IGN);
 	uint8_t v[4];
 	pecs_put_u32(v, PECS_PIPE_VERSION);
 	struct pipe_response r;

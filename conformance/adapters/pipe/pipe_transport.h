@@ -19,7 +19,8 @@ struct pipe_response {
 
 /* Before the first call: the command run by /bin/sh as `exec <command>`, and each
  * request's deadline. The calling process becomes the main one: a testee failing any other
- * (an isolated case's child) kills that process by a signal naming the cause. */
+ * (an isolated case's child) kills that process by a signal naming the cause. SIGPIPE is
+ * ignored from here on, so that a testee gone away fails the call, not the runner. */
 void pipe_transport_init(const char *command, int timeout_ms);
 
 /* The protocol version HELLO settled on: a testee started later is greeted with it. */
