@@ -339,9 +339,58 @@ static void serve_munmap(uint32_t seq, const uint8_t *b)
 	respond(PECS_OP_MUNMAP, seq, r, NULL, 0);
 }
 
-static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
+static void serve_open(uint32_t seq, const uint8_t *b, const uint8_t *rest, size_t nrest)
+{
+	uint32_t kind = pecs_get_u32(b + 12);
+	struct pecs_attr *attr = pointer(kind, rest, nrest);
+	pid_t pid = (pid_t)pecs_get_u32(b);
+	if (pid == 0 && as_caller && caller_tid > 0)
+		pid = caller_tid;
+	int r = impl->open(ctx, attr, pid, (int)pecs_get_u32(b + 4), (int)pecs_get_u32(b + 8),
+			   (unsigned long)pecs_get_u64(b + 16));
+	uint8_t size[4];
+	pecs_put_u32(size, kind == PECS_PTR_BYTES ? attr->size : 0);
+	respond(PECS_OP_OPEN, seq, r, size, sizeof(size));
+}
+
+static void serve_read(uint32_t seq, const uint8_t *b)
 {
 	static uint8_t out[PECS_PIPE_MAX_BUFFER];
+	uint32_t kind = pecs_get_u32(b + 4);
+	uint64_t count = pecs_get_u64(b + 8);
+	if (count > sizeof(out))
+		count = sizeof(out);
+	void *buf = kind == PECS_PTR_BYTES ? out : pointer(kind, NULL, 0);
+	ssize_t r = impl->read(ctx, (int)pecs_get_u32(b), buf, count);
+	respond(PECS_OP_READ, seq, r, out, r > 0 && kind == PECS_PTR_BYTES ? (size_t)r : 0);
+}
+
+static void serve_write(uint32_t seq, const uint8_t *b, const uint8_t *rest, size_t nrest)
+{
+	if (!PECS_IMPL_HAS(impl, write)) {
+		respond(PECS_OP_WRITE, seq, -ENOSYS, NULL, 0);
+		return;
+	}
+	uint32_t kind = pecs_get_u32(b + 4);
+	uint64_t count = pecs_get_u64(b + 8);
+	const void *buf = kind == PECS_PTR_BYTES ? rest : pointer(kind, NULL, 0);
+	if (kind == PECS_PTR_BYTES && count > nrest)
+		count = nrest;
+	respond(PECS_OP_WRITE, seq, impl->write(ctx, (int)pecs_get_u32(b), buf, count), NULL, 0);
+}
+
+static void serve_ioctl(uint32_t seq, const uint8_t *b, const uint8_t *rest, size_t nrest)
+{
+	uint32_t kind = pecs_get_u32(b + 4);
+	unsigned long request = (unsigned long)pecs_get_u64(b + 8);
+	unsigned long arg = kind == PECS_PTR_INTEGER ? (unsigned long)pecs_get_u64(b + 16)
+						     : (unsigned long)pointer(kind, rest, nrest);
+	int r = impl->ioctl(ctx, (int)pecs_get_u32(b), request, arg);
+	respond(PECS_OP_IOCTL, seq, r, scratch, kind == PECS_PTR_BYTES ? nrest : 0);
+}
+
+static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
+{
 	/* Fixed parts are checked once here; a short request is the runner's bug. */
 	static const size_t fixed[NOPS] = {
 		[PECS_OP_HELLO] = 4, [PECS_OP_SETUP] = 8, [PECS_OP_OPEN] = 24, [PECS_OP_CLOSE] = 4,
@@ -380,55 +429,21 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 		ctx = NULL;
 		respond(op, seq, 0, NULL, 0);
 		return;
-	case PECS_OP_OPEN: {
-		uint32_t kind = pecs_get_u32(b + 12);
-		struct pecs_attr *attr = pointer(kind, rest, nrest);
-		pid_t pid = (pid_t)pecs_get_u32(b);
-		if (pid == 0 && as_caller && caller_tid > 0)
-			pid = caller_tid;
-		int r = impl->open(ctx, attr, pid, (int)pecs_get_u32(b + 4),
-				   (int)pecs_get_u32(b + 8), (unsigned long)pecs_get_u64(b + 16));
-		uint8_t size[4];
-		pecs_put_u32(size, kind == PECS_PTR_BYTES ? attr->size : 0);
-		respond(op, seq, r, size, sizeof(size));
+	case PECS_OP_OPEN:
+		serve_open(seq, b, rest, nrest);
 		return;
-	}
 	case PECS_OP_CLOSE:
 		respond(op, seq, impl->close(ctx, (int)pecs_get_u32(b)), NULL, 0);
 		return;
-	case PECS_OP_READ: {
-		uint32_t kind = pecs_get_u32(b + 4);
-		uint64_t count = pecs_get_u64(b + 8);
-		if (count > sizeof(out))
-			count = sizeof(out);
-		void *buf = kind == PECS_PTR_BYTES ? out : pointer(kind, NULL, 0);
-		ssize_t r = impl->read(ctx, (int)pecs_get_u32(b), buf, count);
-		respond(op, seq, r, out, r > 0 && kind == PECS_PTR_BYTES ? (size_t)r : 0);
+	case PECS_OP_READ:
+		serve_read(seq, b);
 		return;
-	}
-	case PECS_OP_WRITE: {
-		if (!PECS_IMPL_HAS(impl, write)) {
-			respond(op, seq, -ENOSYS, NULL, 0);
-			return;
-		}
-		uint32_t kind = pecs_get_u32(b + 4);
-		uint64_t count = pecs_get_u64(b + 8);
-		const void *buf = kind == PECS_PTR_BYTES ? rest : pointer(kind, NULL, 0);
-		if (kind == PECS_PTR_BYTES && count > nrest)
-			count = nrest;
-		respond(op, seq, impl->write(ctx, (int)pecs_get_u32(b), buf, count), NULL, 0);
+	case PECS_OP_WRITE:
+		serve_write(seq, b, rest, nrest);
 		return;
-	}
-	case PECS_OP_IOCTL: {
-		uint32_t kind = pecs_get_u32(b + 4);
-		unsigned long request = (unsigned long)pecs_get_u64(b + 8);
-		unsigned long arg = kind == PECS_PTR_INTEGER
-					    ? (unsigned long)pecs_get_u64(b + 16)
-					    : (unsigned long)pointer(kind, rest, nrest);
-		int r = impl->ioctl(ctx, (int)pecs_get_u32(b), request, arg);
-		respond(op, seq, r, scratch, kind == PECS_PTR_BYTES ? nrest : 0);
+	case PECS_OP_IOCTL:
+		serve_ioctl(seq, b, rest, nrest);
 		return;
-	}
 	case PECS_OP_POLL:
 		respond(op, seq,
 			impl->poll(ctx, (int)pecs_get_u32(b), (short)pecs_get_u16(b + 4),

@@ -47,6 +47,48 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The leader samples; NR-1 counting siblings make it a group. 0, or fail()'s code. */
+static int open_group(struct pecs_attr *attr, unsigned nr, int *fds, uint64_t *ids)
+{
+	fds[0] = open_event(attr, -1);
+	if (fds[0] < 0)
+		return fail("open", errno, 2);
+	for (unsigned i = 1; i < nr; i++) {
+		struct pecs_attr member = *attr;
+
+		/* counting siblings: only the leader samples */
+		member.sample_period = 0;
+		member.sample_type = 0;
+		member.flags &= ~PECS_ATTR_DISABLED;
+		fds[i] = open_event(&member, fds[0]);
+		if (fds[i] < 0)
+			return fail("open_member", errno, 2);
+	}
+	for (unsigned i = 0; i < nr; i++)
+		if (ioctl(fds[i], PECS_IOC_ID, &ids[i]))
+			return fail("ioc_id", errno, 1);
+	return 0;
+}
+
+/* Runs the leader until data_head moves (or 5 s pass), leaving the ring's head then in
+ * *head. 0, or fail()'s code. */
+static int run_until_sampled(int leader, const struct pecs_mmap_page *meta, uint64_t *head)
+{
+	/* Busy work for TASK_CLOCK to count, until the first sample lands. The volatile keeps
+	 * the compiler from deleting the loop, whose sum is otherwise unused. */
+	volatile uint64_t spin = 0;
+	double deadline = now() + 5.0;
+
+	if (ioctl(leader, PECS_IOC_ENABLE, 0))
+		return fail("enable", errno, 1);
+	while (__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) == 0 && now() < deadline)
+		for (int i = 0; i < 100000; i++)
+			spin += (uint64_t)i;
+	ioctl(leader, PECS_IOC_DISABLE, 0);
+	*head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pecs_attr attr;
@@ -69,42 +111,23 @@ int main(int argc, char **argv)
 	attr.sample_type = strtoull(argv[1], NULL, 0);
 	attr.read_format = strtoull(argv[2], NULL, 0);
 	attr.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
-	fds[0] = open_event(&attr, -1);
-	if (fds[0] < 0)
-		return fail("open", errno, 2);
-	for (unsigned i = 1; i < nr; i++) {
-		struct pecs_attr member = attr;
-
-		/* counting siblings: only the leader samples */
-		member.sample_period = 0;
-		member.sample_type = 0;
-		member.flags &= ~PECS_ATTR_DISABLED;
-		fds[i] = open_event(&member, fds[0]);
-		if (fds[i] < 0)
-			return fail("open_member", errno, 2);
-	}
-	for (unsigned i = 0; i < nr; i++)
-		if (ioctl(fds[i], PECS_IOC_ID, &ids[i]))
-			return fail("ioc_id", errno, 1);
+	int err = open_group(&attr, nr, fds, ids);
+	if (err)
+		return err;
 
 	size_t len = (size_t)page * (1 + DATA_PAGES);
 	void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	if (map == MAP_FAILED)
 		return fail("mmap", errno, 1);
-	volatile struct pecs_mmap_page *meta = map;
+	/* Not volatile: data_head, the one field the kernel moves while we watch, is read
+	 * with acquire loads, which also order the reads of the records after it; the
+	 * other fields read here are fixed once the buffer is mapped. */
+	const struct pecs_mmap_page *meta = map;
 	const uint8_t *data = (const uint8_t *)map + meta->data_offset;
-
-	if (ioctl(fds[0], PECS_IOC_ENABLE, 0))
-		return fail("enable", errno, 1);
-	volatile uint64_t spin = 0;
-	double deadline = now() + 5.0;
-	while (__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) == 0 && now() < deadline)
-		for (int i = 0; i < 100000; i++)
-			spin += (uint64_t)i;
-	ioctl(fds[0], PECS_IOC_DISABLE, 0);
-
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t off = 0;
+	uint64_t head = 0, off = 0;
+	err = run_until_sampled(fds[0], meta, &head);
+	if (err)
+		return err;
 	struct pecs_record_header h;
 
 	for (;;) {
