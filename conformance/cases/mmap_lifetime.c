@@ -63,3 +63,23 @@ PECS_CASE(close_mapped_member, "Required.Group.Close.MappedMemberStaysUntilMunma
 	PECS_CHECK(t, buf[0] == 1, "after munmap the group reads nr %llu, expected 1",
 		   (unsigned long long)buf[0]);
 }
+
+/* mm refuses PROT_EXEC on the event's file (its mount is noexec) before perf_mmap sees
+ * MAP_PRIVATE, and refuses an offset that is no page multiple before perf_mmap's own
+ * offset check. */
+PECS_CASE(mmap_mm_checks_first, "Required.Mmap.Flags.MmChecksComeFirst", "mmap",
+	  "MMAP-MM-CHECKS-FIRST")
+{
+	size_t pg = (size_t)pecs_host(t)->page_size;
+	struct pecs_attr a;
+	void *addr;
+	int fd;
+
+	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 100000, PECS_SAMPLE_IP);
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, 3 * pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, 0, &addr),
+		       EPERM);
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, 3 * pg, PROT_READ, MAP_SHARED, 100, &addr), EINVAL);
+	/* Neither left a mapping behind: the ring maps. */
+	PECS_CHECK_OK(t, pecs_mmap(t, fd, 3 * pg, PROT_READ, MAP_SHARED, 0, &addr));
+}
