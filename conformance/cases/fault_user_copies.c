@@ -1,8 +1,9 @@
-/* Bad user pointers in what the kernel copies in whole: the attr of perf_event_open and
- * PERF_EVENT_IOC_MODIFY_ATTRIBUTES (perf_copy_attr: get_user of the size, then
- * copy_struct_from_user), and the filter string of PERF_EVENT_IOC_SET_FILTER
- * (strndup_user). Every one is EFAULT (measured here); an implementation that reads them
- * in the caller's process would crash instead. */
+/* Bad user pointers beside fault_pointers.c's PROT_NONE ones: the attr of perf_event_open
+ * and PERF_EVENT_IOC_MODIFY_ATTRIBUTES (perf_copy_attr: get_user of the size, then
+ * copy_struct_from_user), the filter string of PERF_EVENT_IOC_SET_FILTER (strndup_user),
+ * and buffers the kernel writes (read(2), IOC_ID) that are read-only or run into an
+ * inaccessible page. Every one is EFAULT (measured here); an implementation that touches
+ * them in the caller's process would crash instead. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -111,5 +112,32 @@ PECS_CASE(set_filter_bad_ptr, "Required.Ioctl.SetFilter.InaccessiblePointerEfaul
 	r = pecs_ioctl(t, fd, PECS_IOC_SET_FILTER, (unsigned long)"x");
 	PECS_CHECK(t, r == -EINVAL, "filter \"x\" on a software event: %s, expected -EINVAL",
 		   pecs_retname(r));
+	munmap(two, 8192);
+}
+
+/* Where the kernel writes: a read-only page, and a buffer whose second half is the
+ * inaccessible page. The size check comes before the copy. */
+PECS_CASE(read_ro_buffer, "Required.Read.Buffer.ReadOnlyOrCutShortEfault", "counting",
+	  "READ-BAD-BUFFER-EFAULT,IOC-ID-BAD-PTR-EFAULT")
+{
+	struct pecs_attr a;
+	char *two = edge_pages(t), *ro;
+	uint64_t v[2];
+	int fd;
+
+	if (!two)
+		return;
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		PECS_BROKEN(t, "no read-only page");
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	a.read_format = PECS_FORMAT_ID;
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_read(t, fd, ro, 16), EFAULT);
+	PECS_CHECK_ERR(t, pecs_read(t, fd, two + 4096 - 8, 16), EFAULT);
+	PECS_CHECK_ERR(t, pecs_read(t, fd, two + 4096, 8), ENOSPC);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)ro), EFAULT);
+	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
+	munmap(ro, 4096);
 	munmap(two, 8192);
 }
