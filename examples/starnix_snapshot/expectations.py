@@ -65,7 +65,8 @@ RULES = [
     ("ioctl", None, r"pecs_cnt_id|PECS_IOC_ID"),
     ("ioctl", r"Ioctl\.(Id|Period|Refresh|SetBpf|SetFilter|QueryBpf|ModifyAttributes|"
               r"SetOutput|PauseOutput)\.", None),
-    ("group", r"^Required\.Group\.|ReadSizeOver16KiB|Layout\.Group\.|GroupShort|Read\.Group\.",
+    ("group", r"^Required\.Group\.|ReadSizeOver16KiB|ReadSizeAfterClock|AnySoftwareEventJoins|"
+              r"Layout\.Group\.|GroupShort|Read\.Group\.",
      r"ENOSYS"),
     ("flaggroup", r"^Required\.Ioctl\.Group\.|ArgIsU32Bit0Only", None),
     ("value", r"Read\.(Count|Disable|Reset)\.|Ioctl\.Reset\.", None),

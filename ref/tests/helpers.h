@@ -22,7 +22,7 @@ static inline struct ref_policy policy_root(void)
 	return p;
 }
 
-/* uid 65534 without capabilities, as the fact sheet's unprivileged runs. */
+/* uid 65534 without capabilities, as the suite's unprivileged runs (run_unprivileged.sh). */
 static inline struct ref_policy policy_nobody(int paranoid)
 {
 	struct ref_policy p = {.size = sizeof(p), .paranoid = paranoid, .uid = 65534};
@@ -46,18 +46,10 @@ static inline int engine_setup_as(const struct ref_policy *p)
 	return E ? 0 : -1;
 }
 
-/* Group fixtures: a privileged caller, or uid 65534 without capabilities at paranoid 2. */
+/* Group fixture: a privileged caller. */
 static inline int setup_root(void **state)
 {
 	struct ref_policy p = policy_root();
-
-	(void)state;
-	return engine_setup_as(&p);
-}
-
-static inline int setup_nobody(void **state)
-{
-	struct ref_policy p = policy_nobody(2);
 
 	(void)state;
 	return engine_setup_as(&p);

@@ -212,13 +212,15 @@ static size_t ioctl_bytes(unsigned long request, unsigned long arg)
 		/* A C string: up to and including its NUL, read page by page. */
 		const char *s = (const char *)arg;
 		size_t n = 0;
-		char c;
+		char c = 1;
 		while (n < 4096 && peek(&c, s + n, 1) == 0) {
 			n++;
 			if (!c)
 				break;
 		}
-		return n ? n : 1;
+		/* A string that runs into a fault before its NUL: one byte more, so marshal
+		 * meets the fault and the testee is told the pointer is bad. */
+		return c && n < 4096 ? n + 1 : n;
 	}
 	default:
 		return 0;

@@ -1,0 +1,67 @@
+/* PERF_EVENT_IOC_SET_OUTPUT refusals that concern what the two events watch, beside
+ * ioctl_set_output.c's: perf_event_set_output() in kernel/events/core.c refuses a target
+ * with another clock (when either uses use_clockid) and, for per-task events, a target on
+ * another task. Measured here. */
+#include <sys/mman.h>
+
+#include "support_ring.h"
+#include "support_thread.h"
+
+#define PERIOD_NS 100000ull
+
+static void sampler(struct pecs_t *t, struct pecs_attr *a)
+{
+	pecs_attr_sampling(t, a, PECS_SW_TASK_CLOCK, PERIOD_NS, PECS_SAMPLE_IP);
+}
+
+PECS_CASE(set_output_other_clock, "Required.Ioctl.SetOutput.OtherClockEinval",
+	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-CLOCK")
+{
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int target, src;
+
+	sampler(t, &a);
+	target = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, target, 1, PROT_READ | PROT_WRITE, &r));
+	a.flags |= PECS_ATTR_USE_CLOCKID;
+	a.clockid = 1; /* CLOCK_MONOTONIC, where the target keeps the default clock */
+	src = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, src, PECS_IOC_SET_OUTPUT, (unsigned long)target), EINVAL);
+}
+
+PECS_CASE(set_output_other_task, "Required.Ioctl.SetOutput.OtherTaskEinval",
+	  "ioctl.set_output,mmap,pid.other", "IOC-SET-OUTPUT-EINVAL-TASK")
+{
+	struct pecs_spinner s = {0};
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int target, src, ret;
+
+	sampler(t, &a);
+	target = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, target, 1, PROT_READ | PROT_WRITE, &r));
+	ret = pecs_spinner_start(&s);
+	if (ret < 0)
+		PECS_BROKEN(t, "no second thread: %s", pecs_retname(ret));
+	/* Another thread of this process: another task, which anyone may watch. */
+	src = pecs_open(t, &a, s.tid, -1, -1, 0);
+	ret = src < 0 ? src : pecs_ioctl(t, src, PECS_IOC_SET_OUTPUT, (unsigned long)target);
+	pecs_spinner_finish(&s);
+	PECS_CHECK(t, src >= 0, "open on the second thread: %s", pecs_retname(src));
+	PECS_CHECK(t, ret == -EINVAL, "SET_OUTPUT into another task's ring: %s, expected -EINVAL",
+		   pecs_retname(ret));
+}
+
+/* Only the full-width -1 detaches: the same bits as a 32-bit -1 (0xffffffff) name an fd,
+ * and no fd has that number (perf_fget_light). */
+PECS_CASE(set_output_u32_minus_one, "Required.Ioctl.SetOutput.MinusOneIn32BitsEbadf",
+	  "ioctl.set_output", "IOC-SET-OUTPUT-EBADF")
+{
+	struct pecs_attr a;
+	int src;
+
+	sampler(t, &a);
+	src = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_ERR(t, pecs_ioctl(t, src, PECS_IOC_SET_OUTPUT, 0xfffffffful), EBADF);
+}

@@ -1,0 +1,108 @@
+/* Group rules beside open_group_fd.c's: what may join a group, what FD_NO_GROUP does with
+ * a member's fd, and where the 16 KiB read-size limit sits among the checks
+ * (kernel/events/core.c perf_event_open: the clock and the group rules come before
+ * perf_event_validate_size). Measured here. */
+#include <sys/resource.h>
+
+#include "support_counting.h"
+
+PECS_CASE(group_any_sw_joins, "Required.Open.GroupFd.AnySoftwareEventJoins", "read.group",
+	  "OPEN-GROUP-SW-MIX")
+{
+	static const uint64_t others[] = {PECS_SW_PAGE_FAULTS, PECS_SW_CPU_CLOCK, PECS_SW_DUMMY,
+					  PECS_SW_CONTEXT_SWITCHES};
+	struct pecs_attr attr;
+	uint64_t buf[8];
+	int leader;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, PECS_FORMAT_GROUP);
+	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		int r;
+
+		pecs_cnt_attr(t, &attr, others[i], PECS_FORMAT_GROUP);
+		r = pecs_open(t, &attr, 0, -1, leader, 0);
+		PECS_CHECK(t, r >= 0, "software config %llu joining a TASK_CLOCK leader: %s",
+			   (unsigned long long)others[i], pecs_retname(r));
+	}
+	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), 8 + 5 * 8);
+	PECS_CHECK_EQ(t, buf[0], 5);
+}
+
+/* FD_NO_GROUP does not look at the group fd's place in a group: a member's fd, which
+ * cannot lead (EINVAL without the flag), is accepted. */
+PECS_CASE(group_no_group_member_fd, "Required.Group.Flags.NoGroupAcceptsMemberFd",
+	  "read.group", "OPEN-FLAGS-NO-GROUP-ALONE")
+{
+	struct pecs_attr attr;
+	uint64_t buf[4];
+	int leader, member, alone;
+
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, PECS_FORMAT_GROUP);
+	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	member = PECS_OPEN(t, &attr, 0, -1, leader, 0);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, member, 0), EINVAL);
+	alone = PECS_OPEN(t, &attr, 0, -1, member, PECS_FLAG_FD_NO_GROUP);
+	PECS_CHECK_EQ(t, pecs_read(t, alone, buf, sizeof(buf)), 16);
+	PECS_CHECK_EQ(t, buf[0], 1);
+	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), 24);
+	PECS_CHECK_EQ(t, buf[0], 2);
+}
+
+/* Fill a GROUP-only leader to exactly 16 KiB of read; returns the leader's fd or -errno
+ * (ENV_SKIP or FAIL already recorded when < 0). */
+static int full_group(struct pecs_t *t, uint32_t fit)
+{
+	struct pecs_attr attr;
+	struct rlimit lim;
+	int leader, ret;
+
+	/* one fd per event where events are fds: raise the soft limit if it is short */
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < fit + 64 &&
+	    lim.rlim_max >= fit + 64) {
+		lim.rlim_cur = fit + 64;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	leader = pecs_open(t, &attr, 0, -1, -1, 0);
+	if (leader < 0) {
+		PECS_FAIL_(t, "leader: %s", pecs_retname(leader));
+		return leader;
+	}
+	for (uint32_t n = 1; n < fit; n++) {
+		ret = pecs_open(t, &attr, 0, -1, leader, 0);
+		if (ret == -EMFILE || ret == -ENFILE) {
+			pecs_verdict(t, PECS_ENV_SKIP, __FILE__, __LINE__,
+				     "out of fds at event %u: raise RLIMIT_NOFILE above %u", n + 1,
+				     fit + 16);
+			return ret;
+		}
+		if (ret < 0) {
+			PECS_FAIL_(t, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
+			return ret;
+		}
+	}
+	return leader;
+}
+
+PECS_CASE(group_read_size_last, "Required.Open.Order.ReadSizeAfterClockAndGroupRules",
+	  "read.group", "OPEN-ORDER,OPEN-GROUP-READ-SIZE-E2BIG")
+{
+	struct pecs_attr attr;
+	int leader = full_group(t, (PECS_READ_SIZE_MAX - 8) / 8);
+
+	if (leader < 0)
+		return;
+	/* A member that adds less to its own read is still refused for the group's. */
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, 0);
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
+	/* A bad clock is found before the size. */
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	attr.flags |= PECS_ATTR_USE_CLOCKID;
+	attr.clockid = 99;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
+	/* So is a group rule: a pinned member. */
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	attr.flags |= PECS_ATTR_PINNED;
+	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
+}
