@@ -5,6 +5,7 @@ carries its counts as data-* attributes (the tests read them back) and opens the
 its cases with their messages and behaviour ids. Below: the gating problems and the
 coverage view."""
 import html
+from typing import Any
 
 from .statuses import COUNT_ORDER
 
@@ -43,11 +44,15 @@ openHash();
 """
 
 
-def e(text):
+# privileged as the report writes it; the host facts may lack it.
+_YES_NO: dict[Any, str] = {True: "yes", False: "no"}
+
+
+def e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def cell_class(c):
+def cell_class(c: dict[str, int]) -> str:
     if c["failed"] or c["xpass"] or c["broken"] or c["crashed"]:
         return "bad"
     if c["xfail"]:
@@ -57,20 +62,20 @@ def cell_class(c):
     return "none"
 
 
-def cell_text(c):
+def cell_text(c: dict[str, int]) -> str:
     parts = ["%d %s" % (c[k], name) for k, name in LETTERS if c[k]]
     return " · ".join(parts) if parts else "–"
 
 
-def _behaviour_link(b, rows):
+def _behaviour_link(b: str, rows: dict[str, dict[str, Any]]) -> str:
     title = rows.get(b, {}).get("behaviour", "not in the catalogue")
     return '<a href="#b-%s" title="%s"><code>%s</code></a>' % (e(b), e(title), e(b))
 
 
-def render(s):
+def render(s: dict[str, Any]) -> str:
     labels = [i["label"] for i in s["implementations"]]
     brows = {r["id"]: r for r in s["coverage"]["behaviours"]}
-    o = []
+    o: list[str] = []
     w = o.append
     w("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>")
     w("<title>pecs conformance report</title><style>%s</style></head><body>" % CSS)
@@ -86,7 +91,7 @@ def render(s):
         h = i["host"] or {}
         w('<tr data-impl="%s"><td>%s<td>%s<td>%s<td>%s<td>%s' % (
             e(i["label"]), e(i["label"]), e(i["source"]), e(h.get("kernel_release", "–")),
-            {True: "yes", False: "no"}.get(h.get("privileged"), "–"),
+            _YES_NO.get(h.get("privileged"), "–"),
             e(i["expectations"] or "–")))
         w("".join('<td class=num data-count="%s">%d' % (k, i["counts"][k]) for k in COUNT_ORDER))
         w('<td class="%s">%s</tr>' % ("good" if i["ok"] else "bad", "ok" if i["ok"] else "FAIL"))

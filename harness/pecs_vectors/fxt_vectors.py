@@ -6,6 +6,7 @@ tcIds are handed out in the order tests are added and published ids never change
 never between existing ones."""
 
 import struct
+from collections.abc import Callable, Iterable
 
 from . import document
 from .fxt_pack import (MAGIC, Fxt, bits, header, rec_backtrace, rec_init, rec_kobj,
@@ -18,17 +19,21 @@ from .stream_emit import FUCHSIA_REF, FXT_REF, M, NOTES, PERIOD, ST_FUCHSIA, ST_
 from .stream_sample import sample_record, u64
 
 
-def _fxt_valid(vf):
+# add(comment, flags, stream) of one group's tests.
+_Add = Callable[[str, list[str], Fxt], None]
+
+
+def _fxt_valid(vf: document.VectorFile) -> None:
     g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
-    def add(comment, flags, out, fmt="fxt"):
-        emit(g, comment, flags, out, fmt, ST_FULL, PERIOD)
+    def add(comment: str, flags: list[str], out: Fxt) -> None:
+        emit(g, comment, flags, out, "fxt", ST_FULL, PERIOD)
 
     _fxt_valid_framing(add)
     _fxt_valid_tables(add)
 
 
-def _fxt_valid_framing(add):
+def _fxt_valid_framing(add: _Add) -> None:
     """The first valid tests: framing, the worked example and the timebase."""
     add("empty stream: no records, no samples", ["Framing"], Fxt(magic=False))
     add("magic record alone", ["Framing"], Fxt())
@@ -62,7 +67,7 @@ def _fxt_valid_framing(add):
         .bt(3, [0x3000], tref=255))
 
 
-def _fxt_valid_tables(add):
+def _fxt_valid_tables(add: _Add) -> None:
     """Valid tests on tables, inline references, skipped records and size limits."""
     add("string records and kernel objects named by index, inline and empty refs",
         ["Tables", "InlineRefs"],
@@ -129,7 +134,7 @@ def _fxt_valid_tables(add):
     add("24 samples over three threads of two processes", ["KoidMap", "InlineRefs"], out)
 
 
-def _fxt_koid(vf):
+def _fxt_koid(vf: document.VectorFile) -> None:
     g = vf.group("FxtStreamTest", "fuchsia-source", FUCHSIA_REF)
     out = Fxt({1001: 42, 1002: 43}).bt(1000, [0x12345678], 1001, 1002)
     out.bt(2000, [0x87654321], 9999, 9998)
@@ -155,7 +160,7 @@ def _fxt_koid(vf):
           ["KoidMap"], out, "fxt", ST_FUCHSIA, PERIOD)
 
 
-def _grow(rec):
+def _grow(rec: bytes) -> bytes:
     """The record with one more zero word, its header's size raised to match."""
     h = struct.unpack("<Q", rec[:8])[0]
     n = (h >> 4) & 0xfff
@@ -163,13 +168,13 @@ def _grow(rec):
     return u64(h) + rec[8:] + b"\0" * 8
 
 
-def _fxt_malformed(vf):
+def _fxt_malformed(vf: document.VectorFile) -> None:
     g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
-    def add(comment, out, flags=("Malformed",)):
+    def add(comment: str, out: Fxt, flags: Iterable[str] = ("Malformed",)) -> None:
         emit(g, comment, list(flags), out, "fxt", ST_FULL, PERIOD)
 
-    def ok():
+    def ok() -> Fxt:
         return Fxt(M).bt(1, [0x401000], 1001, 1002)
 
     add("first record is an init record, not the magic", Fxt(M, magic=False)
@@ -220,12 +225,12 @@ def _fxt_malformed(vf):
     add("two samples, a bad backtrace, then a good one that must not be delivered", out)
 
 
-def _detect_fxt(vf):
+def _detect_fxt(vf: document.VectorFile) -> None:
     """Detection cases whose bytes start as FXT; they decode the same whether the consumer
     names the format or lets the first 8 bytes decide (flag Detect)."""
     g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
 
-    def add(comment, out, flags=("Detect",)):
+    def add(comment: str, out: Fxt, flags: Iterable[str] = ("Detect",)) -> None:
         emit(g, comment, list(flags), out, "fxt", ST_MARKUP, PERIOD)
 
     add("detect: empty stream, no format, no samples, no error", Fxt(magic=False))
@@ -236,7 +241,7 @@ def _detect_fxt(vf):
         Fxt(magic=False).bad("TRUNCATED", u64(MAGIC)[:7]), ["Detect", "Truncated"])
 
 
-def _fxt_malformed_2(vf):
+def _fxt_malformed_2(vf: document.VectorFile) -> None:
     """Added after the first publication; new vectors only ever go at the end, so every
     published tcId keeps its meaning."""
     g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
@@ -245,7 +250,7 @@ def _fxt_malformed_2(vf):
           "fxt", ST_FULL, PERIOD)
 
 
-def build_fxt():
+def build_fxt() -> document.VectorFile:
     vf = document.VectorFile("fxt", NOTES)
     _fxt_valid(vf)
     _fxt_koid(vf)

@@ -4,15 +4,21 @@ text and the samples, ring bytes and error an engine must produce for it.
 tcIds are handed out in the order tests are added: add new tests at the end of
 build_markup's last builder, never between existing ones (docs/vectors.md)."""
 
+from collections.abc import Callable, Iterable, Sequence
+
 from . import document
 from .markup_pack import Markup
 from .stream_emit import M, MARKUP_REF, NOTES, PERIOD, ST_MARKUP, emit
 
 
-def _detect_markup(vf):
+# add(comment, flags, stream) of one group's tests.
+_Add = Callable[[str, Iterable[str], Markup], None]
+
+
+def _detect_markup(vf: document.VectorFile) -> None:
     g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
 
-    def add(comment, out, flags=("Detect",)):
+    def add(comment: str, out: Markup, flags: Iterable[str] = ("Detect",)) -> None:
         emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
 
     add("detect: markup found by the absence of the magic word",
@@ -22,23 +28,23 @@ def _detect_markup(vf):
         Markup(M).bad("MARKUP_BAD_LINE", b"\x10abc\n"))
 
 
-def _set_block(out, pid, tid, ips):
+def _set_block(out: Markup, pid: int, tid: int, ips: Sequence[int]) -> Markup:
     """For streams written by hand with .text(): the block those lines leave open."""
     out.block = [pid, tid, list(ips)]
     return out
 
 
-def _markup(vf):
+def _markup(vf: document.VectorFile) -> None:
     g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
 
-    def add(comment, flags, out):
+    def add(comment: str, flags: Iterable[str], out: Markup) -> None:
         emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
 
     _markup_valid(add)
     _markup_bad(add)
 
 
-def _markup_valid(add):
+def _markup_valid(add: _Add) -> None:
     """Well-formed markup: blocks, resets, whitespace, unknown tags and the koid map."""
     add("empty text", [], Markup(M))
     out = Markup(M).reset().text("{{{module:1:test_module.so:elf:0123cafe}}}\n"
@@ -80,9 +86,10 @@ def _markup_valid(add):
     add("255 frames in one block", [], out.finish())
 
 
-def _markup_bad(add):
+def _markup_bad(add: _Add) -> None:
     """Malformed markup: each line LLVM's filter refuses, after a delivered sample."""
-    def bad(comment, code, line, prefix=True, flags=("Malformed",)):
+    def bad(comment: str, code: str, line: str, prefix: bool = True,
+            flags: Iterable[str] = ("Malformed",)) -> None:
         out = Markup(M)
         if prefix:
             out.sample(1001, 1002, [0x401000]).close()
@@ -126,7 +133,7 @@ def _markup_bad(add):
     bad("mmap missing its vaddr", "MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1:rx}}}\n")
 
 
-def _markup_mmap_mode(vf):
+def _markup_mmap_mode(vf: document.VectorFile) -> None:
     """LLVM's filter reads an mmap mode as r, w, x in that order, each optional and in
     either case, and refuses an empty one (added after the first publication)."""
     g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
@@ -139,7 +146,7 @@ def _markup_mmap_mode(vf):
     emit(g, "mmap with an empty mode", ["Malformed"], out, "markup", ST_MARKUP, PERIOD)
 
 
-def build_markup():
+def build_markup() -> document.VectorFile:
     vf = document.VectorFile("markup", NOTES)
     _markup(vf)
     _detect_markup(vf)

@@ -1,7 +1,10 @@
 """What every profiler-stream vector shares: the notes, the references, the sample
 settings, and emit(), which writes one test in the common streamTest shape."""
 
+from collections.abc import Iterable
+
 from . import document
+from .stream_outcome import Outcome
 from .stream_sample import MAX_STACK, SAMPLE_CALLCHAIN, SAMPLE_IP, SAMPLE_PERIOD, \
     SAMPLE_TID, SAMPLE_TIME, sample_record
 
@@ -33,17 +36,18 @@ NOTES = {
 CHUNKS = [1, 2, 5, 8, 13]
 
 
-def emit(group, comment, flags, out, fmt, sample_type, period, result=None):
+def emit(group: document.Group, comment: str, flags: Iterable[str], out: Outcome, fmt: str,
+         sample_type: int, period: int, result: str | None = None) -> None:
     """One test in the common streamTest shape (vectors/schema/common.schema.json)."""
     if result is None:
         result = "invalid" if out.error else "valid"
-    flags = list(flags)
-    if out.error and "Malformed" not in flags:
-        flags.append("Malformed")
-    if out.error and out.samples and "KeptBeforeError" not in flags:
-        flags.append("KeptBeforeError")
-    if len(out.data) > 4096 and "LongStream" not in flags:
-        flags.append("LongStream")
+    flag_list = list(flags)
+    if out.error and "Malformed" not in flag_list:
+        flag_list.append("Malformed")
+    if out.error and out.samples and "KeptBeforeError" not in flag_list:
+        flag_list.append("KeptBeforeError")
+    if len(out.data) > 4096 and "LongStream" not in flag_list:
+        flag_list.append("LongStream")
     ring = b"".join(sample_record(sample_type, s, period) for s in out.samples)
     if fmt == "markup":
         stream = {"text": bytes(out.data).decode("ascii")}
@@ -65,7 +69,7 @@ def emit(group, comment, flags, out, fmt, sample_type, period, result=None):
         "x_warnings": out.warnings,
         "x_max_stack": MAX_STACK,
     }
-    group.add(comment, flags, result, **test)
+    group.add(comment, flag_list, result, **test)
 
 
 ST_FULL = SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD | SAMPLE_CALLCHAIN

@@ -33,12 +33,12 @@ FXT_PATH = "fxt/fxt_stream.json"
 MARKUP_PATH = "markup/markup_stream.json"
 
 
-def render():
+def render() -> dict[str, str]:
     return {FXT_PATH: document.dumps(build_fxt().to_dict()),
             MARKUP_PATH: document.dumps(build_markup().to_dict())}
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true")

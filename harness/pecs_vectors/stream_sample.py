@@ -3,6 +3,10 @@
 packers every stream builder shares."""
 
 import struct
+from typing import Any
+
+# A decoded sample as the builders record it: pid, tid, time and ips.
+Sample = dict[str, Any]
 
 SAMPLE_IP = 1 << 0
 SAMPLE_TID = 1 << 1
@@ -15,15 +19,15 @@ MISC_USER = 2
 CONTEXT_USER = (1 << 64) - 512
 
 
-def u16(v):
+def u16(v: int) -> bytes:
     return struct.pack("<H", v)
 
 
-def u32(v):
+def u32(v: int) -> bytes:
     return struct.pack("<I", v)
 
 
-def u64(v):
+def u64(v: int) -> bytes:
     return struct.pack("<Q", v)
 
 
@@ -32,7 +36,7 @@ def u64(v):
 MAX_STACK = 127
 
 
-def sample_record(sample_type, s, period, cpu=0):
+def sample_record(sample_type: int, s: Sample, period: int, cpu: int = 0) -> bytes:
     """PERF_RECORD_SAMPLE for a user-mode sample: IP, TID, TIME, CPU, PERIOD, CALLCHAIN in
     the kernel's order; the callchain opens with PERF_CONTEXT_USER and is cut at
     MAX_STACK ips."""

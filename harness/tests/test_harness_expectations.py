@@ -7,14 +7,14 @@ import pytest
 
 from pecs_harness import expectations as ex
 from pecs_harness import testing
+from pecs_harness.case_result import CaseResult, Expectation
 
 ROOT_HOST = {"privileged": True, "paranoid": 2, "kernel_release": "6.18.44-x"}
 USER_HOST = {"privileged": False, "paranoid": 2, "kernel_release": "6.18.44-x"}
 
 
-def res(case_id, raw, message="m"):
-    return {"id": case_id, "status": raw, "raw_status": raw, "message": message,
-            "expectation": None}
+def res(case_id: str, raw: str, message: str = "m") -> CaseResult:
+    return CaseResult(case_id, raw, raw, message)
 
 
 @pytest.mark.parametrize("text, why", [
@@ -46,25 +46,25 @@ def test_conditions_select_lines_by_host():
 def test_listed_failure_is_xfail_and_listed_pass_is_xpass():
     lines = ex.parse("Required.Read.*  # whole area missing\n", "e.txt")
     failed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.X", "FAIL"))
-    assert failed["status"] == "XFAIL"
-    assert failed["expectation"] == {"file": "e.txt", "line": 1, "reason": "whole area missing"}
+    assert failed.status == "XFAIL"
+    assert failed.expectation == Expectation("e.txt", 1, "whole area missing")
     crashed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Y", "CRASH"))
-    assert crashed["status"] == "XFAIL"
+    assert crashed.status == "XFAIL"
     passed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Z", "PASS"))
-    assert passed["status"] == "XPASS"
-    assert "delete that line or narrow the glob" in passed["message"]
-    assert "e.txt:1" in passed["message"]
+    assert passed.status == "XPASS"
+    assert "delete that line or narrow the glob" in passed.message
+    assert "e.txt:1" in passed.message
     skipped = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.W", "UNSUPPORTED"))
-    assert skipped["status"] == "UNSUPPORTED"
+    assert skipped.status == "UNSUPPORTED"
     other = ex.apply(lines, ROOT_HOST, res("Required.Ioctl.Id.X", "FAIL"))
-    assert other["status"] == "FAIL" and other["expectation"] is None
+    assert other.status == "FAIL" and other.expectation is None
 
 
 def test_apply_starts_from_the_raw_status_not_the_old_verdict():
     lines = []
     r = res("Required.A.B.C", "FAIL")
-    r["status"] = "XFAIL"  # gated elsewhere by a file this checkout does not have
-    assert ex.apply(lines, ROOT_HOST, r)["status"] == "FAIL"
+    r.status = "XFAIL"  # gated elsewhere by a file this checkout does not have
+    assert ex.apply(lines, ROOT_HOST, r).status == "FAIL"
 
 
 def test_stale_lines_match_no_case_even_when_inactive():
@@ -87,11 +87,12 @@ def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path):
     data = json.loads(out.read_text())
     lines = ex.load(str(exp))
     for r in data["results"]:
-        mine = ex.apply(lines, data["host"], r)
-        assert mine["status"] == r["status"], r["id"]
-        assert (mine["expectation"] or {}).get("line") == (r["expectation"] or {}).get("line")
+        mine = ex.apply(lines, data["host"], CaseResult.from_json(r))
+        assert mine.status == r["status"], r["id"]
+        assert (mine.expectation.line if mine.expectation else None) == \
+            (r["expectation"] or {}).get("line")
         if r["status"] == "XPASS":
-            assert mine["message"] == r["message"]
+            assert mine.message == r["message"]
     assert any(r["status"] == "XPASS" for r in data["results"])
 
 

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pecs_harness import cli, stress
+from pecs_harness.case_result import CaseResult
 
 FAKE = r'''#!/usr/bin/python3
 # A runner whose verdict for one case depends on the run: the count of runs so far is kept
@@ -62,8 +63,8 @@ def stress_cli(capsys, tmp_path, runner, runs, *more):
     return rc, out.out + out.err
 
 
-def res(case_id, status, message=""):
-    return {"id": case_id, "status": status, "message": message}
+def res(case_id: str, status: str, message: str = "") -> CaseResult:
+    return CaseResult(case_id, status, status, message)
 
 
 def test_a_steady_case_is_not_reported_and_a_flip_is():
