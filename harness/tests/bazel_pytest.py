@@ -9,7 +9,7 @@ import os
 import sys
 
 
-def main():
+def main() -> int:
     root = os.path.join(os.environ["TEST_SRCDIR"], os.environ["TEST_WORKSPACE"])
     os.chdir(root)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -21,7 +21,7 @@ def main():
             "--basetemp=" + os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "pytest")]
     if os.environ.get("XML_OUTPUT_FILE"):
         args.append("--junitxml=" + os.environ["XML_OUTPUT_FILE"])
-    return pytest.main(args + sys.argv[1:])
+    return int(pytest.main(args + sys.argv[1:]))
 
 
 if __name__ == "__main__":

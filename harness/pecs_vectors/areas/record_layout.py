@@ -65,8 +65,8 @@ class _Record:
     def __init__(self) -> None:
         self.data = bytearray()
         self.dynamic: list[dict[str, Any]] = []
-        self.words: list[tuple[int, int, str | None]] = []
-        self.label: str | None = None
+        self.words: list[tuple[int, int, str]] = []
+        self.label = ""
 
     def u32(self, value: int) -> None:
         self.words.append((len(self.data), 4, self.label))
