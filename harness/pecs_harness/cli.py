@@ -5,8 +5,6 @@ import glob
 import json
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any
 
 from . import behaviours as behaviours_mod
 from . import expectations as expect_mod

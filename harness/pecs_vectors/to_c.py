@@ -16,7 +16,6 @@ too and may add areas (the //harness:pecs_vectors library carries every such mod
 import argparse
 import glob
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
