@@ -2,8 +2,10 @@
 behaviour id (columns: id | behaviour | source | cases | vectors | ref)."""
 import os
 
+Row = dict[str, str]  # a catalogue row: its cells by column name
 
-def _cells(line):
+
+def _cells(line: str) -> list[str]:
     s = line.strip()
     if s.startswith("|"):
         s = s[1:]
@@ -12,19 +14,19 @@ def _cells(line):
     return [c.strip() for c in s.split("|")]
 
 
-def _is_separator(line):
+def _is_separator(line: str) -> bool:
     cells = _cells(line)
     return bool(cells) and all(c and set(c) <= set("-: ") and "-" in c for c in cells)
 
 
-def _clean_id(cell):
+def _clean_id(cell: str) -> str:
     return cell.strip().strip("`*").strip()
 
 
-def parse(text):
+def parse(text: str) -> list[Row]:
     """Returns [{id, behaviour, source, cases, vectors, ref}] in file order. Rows of every
     table whose first header cell is 'id' count; other tables are ignored."""
-    rows = []
+    rows: list[Row] = []
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -46,13 +48,13 @@ def parse(text):
     return rows
 
 
-def load(path):
+def load(path: str | None) -> list[Row] | None:
     if not path or not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8") as f:
         return parse(f.read())
 
 
-def has_vectors(row):
+def has_vectors(row: Row) -> bool:
     v = row.get("vectors", "").strip()
     return v not in ("", "-", "—", "none", "n/a")

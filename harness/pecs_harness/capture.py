@@ -7,6 +7,7 @@ writes the file. crosscheck.py replays the same probe lines later."""
 import json
 import os
 import subprocess
+from typing import Any
 
 from .execute import UNPRIV, _world_traversable_tmp
 
@@ -32,11 +33,11 @@ class CaptureError(Exception):
     pass
 
 
-def default_tool(root):
+def default_tool(root: str) -> str:
     return os.path.join(root, "bazel-bin", "conformance", "tools", "pecs-capture")
 
 
-def _run(argv, stdin_text=None, timeout=300):
+def _run(argv: list[str], stdin_text: str | None = None, timeout: int = 300) -> str:
     try:
         p = subprocess.run(argv, input=stdin_text, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
@@ -48,7 +49,7 @@ def _run(argv, stdin_text=None, timeout=300):
     return p.stdout
 
 
-def list_probes(tool):
+def list_probes(tool: str) -> list[dict[str, Any]]:
     probes = []
     for line in _run([tool, "--list"]).splitlines():
         tc, flags, comment, probe = line.split("\t")
@@ -56,7 +57,7 @@ def list_probes(tool):
     return probes
 
 
-def uname(tool, unprivileged=False):
+def uname(tool: str, unprivileged: bool = False) -> dict[str, str]:
     release, machine = _run(_argv(tool, unprivileged, "--uname")).strip().split("\t")
     return {"release": release, "machine": machine}
 
@@ -64,7 +65,7 @@ def uname(tool, unprivileged=False):
 class _Copy:
     """uid 65534 runs a copy of the tool from a directory it can reach."""
 
-    def __init__(self, tool):
+    def __init__(self, tool: str) -> None:
         import shutil
         import tempfile
         self.dir = tempfile.mkdtemp(prefix="pecs-capture-", dir=_world_traversable_tmp(None))
@@ -73,16 +74,17 @@ class _Copy:
         shutil.copyfile(tool, self.path)
         os.chmod(self.path, 0o755)
 
-    def close(self):
+    def close(self) -> None:
         import shutil
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _argv(tool, unprivileged, *args):
+def _argv(tool: str, unprivileged: bool, *args: str) -> list[str]:
     return (UNPRIV if unprivileged else []) + [tool] + list(args)
 
 
-def replay(tool, probe_lines, unprivileged=False):
+def replay(tool: str, probe_lines: list[str],
+           unprivileged: bool = False) -> list[dict[str, Any]]:
     """Each probe line's answer (a dict), in order. unprivileged: as uid 65534 through
     setpriv, which needs root."""
     copy = _Copy(tool) if unprivileged else None
@@ -101,19 +103,21 @@ def replay(tool, probe_lines, unprivileged=False):
     return answers
 
 
-def _flags(table_flags, answer):
+def _flags(table_flags: list[str], answer: dict[str, Any]) -> list[str]:
     keep = [f for f in table_flags if f not in ("Accepted", "Refused")]
     ok = not answer["ret"].startswith("-")
     return ["Accepted" if ok else "Refused"] + [f for f in keep if f != "SizeWriteBack" or
                                                 answer["ret"] == "-E2BIG"]
 
 
-def build_document(probes, runs, tool_ref="conformance/tools/capture.c"):
+def build_document(probes: list[dict[str, Any]],
+                   runs: list[tuple[bool, dict[str, str], list[dict[str, Any]]]],
+                   tool_ref: str = "conformance/tools/capture.c") -> dict[str, Any]:
     """runs: [(privileged, kernel, answers)] -> the vector file as a dict."""
     groups = []
     total = 0
     for privileged, kernel, answers in runs:
-        by_op = {}
+        by_op: dict[str, list[dict[str, Any]]] = {}
         for probe, answer in zip(probes, answers):
             op = probe["probe"].split()[0].split("=", 1)[1]
             tc = probe["tcId"] + (0 if privileged else UNPRIVILEGED_OFFSET)
@@ -134,7 +138,7 @@ def build_document(probes, runs, tool_ref="conformance/tools/capture.c"):
             "testGroups": groups}
 
 
-def capture(tool, out_path):
+def capture(tool: str, out_path: str) -> dict[str, Any]:
     probes = list_probes(tool)
     lines = [p["probe"] for p in probes]
     runs = []

@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DEFAULT_IMPLS = ["ref", "syscall", "syscall-unprivileged", "starnix_snapshot"]
 
 EPILOG = """implementations (--impl, repeatable):
-""" + impls.__doc__.split("\n", 2)[2] + """
+""" + (impls.__doc__ or "").split("\n", 2)[2] + """
 examples:
   python3 -m pecs_harness run                       # ref, kernel (root, unprivileged), example
   python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
@@ -30,7 +30,7 @@ exit status: 0 when every implementation passes its gate, 1 when one does not,
 """
 
 
-def _pairs(values, what):
+def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
     out = {}
     for v in values or []:
         k, eq, path = v.partition("=")
@@ -40,7 +40,7 @@ def _pairs(values, what):
     return out
 
 
-def _common(p):
+def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--root", default=ROOT, help="the pecs checkout (default: %(default)s)")
     p.add_argument("--expectations", action="append", metavar="LABEL=FILE",
@@ -64,7 +64,7 @@ usage and setup errors.
 """
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="pecs_harness", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Runs the pecs conformance suite against implementations, gates the "
@@ -132,7 +132,7 @@ def build_parser():
     return ap
 
 
-def cmd_capture(args):
+def cmd_capture(args: argparse.Namespace) -> int:
     from . import capture
     tool = args.capture or capture.default_tool(args.root)
     out = args.out or os.path.join(args.root, capture.DEFAULT_FILE)
@@ -147,12 +147,12 @@ def cmd_capture(args):
     return 0
 
 
-def _catalogue(args):
+def _catalogue(args: argparse.Namespace) -> tuple[str, list[behaviours_mod.Row] | None]:
     path = args.behaviours or os.path.join(args.root, "docs", "behaviours.md")
     return path, behaviours_mod.load(path)
 
 
-def _expectations_for(args, label):
+def _expectations_for(args: argparse.Namespace, label: str) -> str | None:
     given = _pairs(args.expectations, "--expectations")
     if label in given:
         p = given[label]
@@ -160,7 +160,7 @@ def _expectations_for(args, label):
     return impls.default_expectations(args.root, label)
 
 
-def _unique(label, taken):
+def _unique(label: str, taken: set[str]) -> str:
     base, n = label, 2
     while label in taken:
         label = "%s-%d" % (base, n)
@@ -169,7 +169,7 @@ def _unique(label, taken):
     return label
 
 
-def _choose(args, progress):
+def _choose(args: argparse.Namespace, progress: execute.Progress) -> list[impls.Impl] | None:
     """The implementations named by --impl (or the defaults); None after a message when one
     named cannot be run."""
     loc = impls.Locator(args.root, args.bin, _pairs(args.runner, "--runner"))
@@ -193,7 +193,8 @@ def _choose(args, progress):
     return chosen
 
 
-def _run_one(args, impl, out, progress):
+def _run_one(args: argparse.Namespace, impl: impls.Impl, out: str,
+             progress: execute.Progress) -> tuple[results_mod.Run, list[str]]:
     """Runs impl into out and returns its gated results.Run and every case id it holds."""
     to_run = impl
     if impl.expectations and expect_mod.load_all(impl.expectations)[1]:
@@ -207,17 +208,19 @@ def _run_one(args, impl, out, progress):
     run.want_expectations = impl.expectations
     # The runner's own --list is the whole suite it holds: gate now, so the line with
     # its counts appears as each implementation finishes.
-    _gate(run, set(ids) | set(r["id"] for r in run.results), progress)
+    _gate(run, set(ids) | set(r.id for r in run.results), progress)
     return run, ids
 
 
-def cmd_run(args):
+def cmd_run(args: argparse.Namespace) -> int:
     progress = execute.Progress(quiet=args.quiet)
     chosen = _choose(args, progress)
     if chosen is None:
         return 2
     os.makedirs(args.out, exist_ok=True)
-    runs, all_ids, taken = [], set(), set()
+    runs: list[results_mod.Run] = []
+    all_ids: set[str] = set()
+    taken: set[str] = set()
     progress.say("pecs: running %d implementation(s) into %s" % (len(chosen), args.out))
     for impl in chosen:
         if impl.kind == "import":
@@ -231,7 +234,7 @@ def cmd_run(args):
     return _finish(args, runs, all_ids, progress)
 
 
-def _cores():
+def _cores() -> int:
     """The cores this process may run on: a container or taskset may allow fewer than the
     machine has, and loading cores we cannot use would only slow the loops down."""
     try:
@@ -240,7 +243,7 @@ def _cores():
         return os.cpu_count() or 1
 
 
-def cmd_stress(args):
+def cmd_stress(args: argparse.Namespace) -> int:
     from . import stress
     progress = execute.Progress(quiet=args.quiet, every=30.0)
     if args.runs < 1:
@@ -250,8 +253,12 @@ def cmd_stress(args):
     if chosen is None:
         return 2
     load = args.load if args.load is not None else _cores()
-    outcomes, taken = [], set()
-    say = (lambda text: None) if args.quiet else (lambda text: print(text, flush=True))
+    outcomes: list[stress.Outcome] = []
+    taken: set[str] = set()
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(text, flush=True)
+
     with stress.Loader(load, args.load_limit) as loader:
         print("stress: %d run(s) each of %s, %d busy loop(s) (pids %s)" % (
             args.runs, ", ".join(i.label for i in chosen), load,
@@ -260,7 +267,7 @@ def cmd_stress(args):
             impl.label = _unique(impl.label, taken)
             impl.expectations = _expectations_for(args, impl.label)
 
-            def run_one(n, impl=impl):
+            def run_one(n: int, impl: impls.Impl = impl) -> results_mod.Run:
                 out = os.path.join(args.out, impl.label, "run-%d" % n)
                 os.makedirs(out, exist_ok=True)
                 return _run_one(args, impl, out, progress)[0]
@@ -285,7 +292,7 @@ def cmd_stress(args):
     return 0 if all(o.ok for o in outcomes) else 1
 
 
-def _import_run(args, impl, taken):
+def _import_run(args: argparse.Namespace, impl: impls.Impl, taken: set[str]) -> results_mod.Run:
     """Results written elsewhere. Their expectations: --expectations, else
     conformance/expectations/<label>.txt, else the file the runner used if it is here, else
     the statuses as the runner gated them."""
@@ -308,11 +315,11 @@ def _import_run(args, impl, taken):
     return run
 
 
-def _explicitly_none(args, label):
+def _explicitly_none(args: argparse.Namespace, label: str) -> bool:
     return _pairs(args.expectations, "--expectations").get(label, None) == ""
 
 
-def _suite_ids(root):
+def _suite_ids(root: str) -> set[str]:
     """Every case id of this checkout's suite, from any built runner (they all link the same
     cases); empty when none is built. Results imported from a filtered run do not list every
     case, so stale lines are judged against these too."""
@@ -328,13 +335,14 @@ def _suite_ids(root):
     return set()
 
 
-def _finish(args, runs, all_ids, progress):
+def _finish(args: argparse.Namespace, runs: list[results_mod.Run], all_ids: set[str],
+            progress: execute.Progress) -> int:
     for run in runs:
-        all_ids.update(r["id"] for r in run.results)
-    if any(not getattr(r, "gated", False) for r in runs):
+        all_ids.update(r.id for r in run.results)
+    if any(not r.gated for r in runs):
         all_ids.update(_suite_ids(args.root))
     for run in runs:
-        if not getattr(run, "gated", False):
+        if not run.gated:
             _gate(run, all_ids, progress)
     path, catalogue = _catalogue(args)
     summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
@@ -344,20 +352,20 @@ def _finish(args, runs, all_ids, progress):
     return 0 if summary["ok"] else 1
 
 
-def _gate(run, all_ids, progress):
+def _gate(run: results_mod.Run, all_ids: set[str], progress: execute.Progress) -> None:
     run.gate(run.want_expectations, all_ids)
     run.gated = True
     progress.say("  %s: %s: %s" % (run.label, _counts_line(run.counts),
                                    "ok" if run.ok else "FAIL"))
 
 
-def _counts_line(c):
+def _counts_line(c: dict[str, int]) -> str:
     parts = ["%d %s" % (c[k], k) for k in ("passed", "failed", "xfail", "xpass", "unsupported",
                                            "env_skipped", "broken", "crashed", "stale") if c[k]]
     return ", ".join(parts) or "no cases"
 
 
-def write_reports(summary, out):
+def write_reports(summary: model.Summary, out: str) -> None:
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=False)
@@ -368,7 +376,7 @@ def write_reports(summary, out):
         f.write(report_html.render(summary))
 
 
-def print_console(summary, out):
+def print_console(summary: model.Summary, out: str) -> None:
     cols = [("pass", "passed"), ("fail", "failed"), ("xfail", "xfail"), ("xpass", "xpass"),
             ("unsup", "unsupported"), ("env", "env_skipped"), ("broken", "broken"),
             ("crash", "crashed"), ("stale", "stale")]
@@ -391,7 +399,7 @@ def print_console(summary, out):
         os.path.join(out, "report.html"), "PASS" if summary["ok"] else "FAIL"))
 
 
-def _report_inputs(args):
+def _report_inputs(args: argparse.Namespace) -> list[str]:
     inputs = args.inputs or [args.out]
     specs = []
     for item in inputs:
@@ -408,7 +416,7 @@ def _report_inputs(args):
     return specs
 
 
-def _previous_order(out):
+def _previous_order(out: str) -> dict[str, int]:
     """Column order of the last report written there, so a re-render keeps it."""
     try:
         with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
@@ -418,9 +426,10 @@ def _previous_order(out):
     return {label: n for n, label in enumerate(labels)}
 
 
-def cmd_report(args):
+def cmd_report(args: argparse.Namespace) -> int:
     loc = impls.Locator(args.root)
-    runs, taken = [], set()
+    runs: list[results_mod.Run] = []
+    taken: set[str] = set()
     for spec in _report_inputs(args):
         try:
             impl = impls.parse(spec, loc)
@@ -435,7 +444,7 @@ def cmd_report(args):
     return _finish(args, runs, set(), execute.Progress(quiet=args.quiet))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
         return cmd_run(args)

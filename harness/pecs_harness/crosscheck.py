@@ -4,47 +4,34 @@ each answer that differs from the one recorded, with both kernel releases.
 A group captured as root is replayed as root; one captured unprivileged is replayed as
 uid 65534 through setpriv (when we are root) or as ourselves (when we are not root). A
 group whose privilege cannot be reproduced here is skipped and said so."""
+import argparse
 import glob
 import json
 import os
 import sys
+from typing import Any, TextIO
+
+from pecs_vectors import document
 
 from . import capture as cap
 
 
-def vector_files(root, files):
+def vector_files(root: str, files: list[str] | None) -> list[str]:
     if files:
         return files
     return sorted(glob.glob(os.path.join(root, "vectors", "captured", "*.json")))
 
 
-class BadFile(Exception):
-    """A vectors file that cannot be replayed; the message names it and says why."""
+# A vectors file that cannot be replayed; the message names it and says why.
+BadFile = document.BadDocument
 
 
-def load(path):
+def load(path: str) -> dict[str, Any]:
     """The capture document at path, checked far enough that replaying it cannot trip over
     its shape; BadFile otherwise. A file without a single vector is bad too: replaying it
     would report "0 agree", which reads like a pass."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise BadFile("%s: cannot read: %s" % (path, e.strerror))
-    except UnicodeDecodeError as e:
-        raise BadFile("%s: not UTF-8 text (%s)" % (path, e.reason))
-    if not text.strip():
-        raise BadFile("%s: empty file, not a %s vectors file" % (path, cap.AREA))
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise BadFile("%s: not JSON, truncated? (%s)" % (path, e))
-    if not isinstance(doc, dict) or doc.get("area") != cap.AREA:
-        raise BadFile("%s: not a %s vectors file (area %s)" % (
-            path, cap.AREA, json.dumps(doc.get("area")) if isinstance(doc, dict) else "missing"))
-    groups = doc.get("testGroups")
-    if not isinstance(groups, list):
-        raise BadFile("%s: no testGroups list" % path)
+    doc = document.read(path, cap.AREA)
+    groups = doc["testGroups"]
     total = 0
     for n, group in enumerate(groups):
         try:
@@ -63,14 +50,17 @@ def load(path):
     return doc
 
 
-def check(tool, paths, out=None, bad=None):
+def check(tool: str, paths: list[str], out: TextIO | None = None,
+          bad: list[str] | None = None) -> tuple[int, list[str], list[str]]:
     """Returns (agreed, differences, skipped) and prints a line per difference. A file that
     cannot be replayed is added to bad (a list of messages) when given, and the others are
     still checked; without bad, the first such file raises BadFile."""
     out = out or sys.stdout  # looked up now, so a redirected stdout is honoured
     is_root = os.geteuid() == 0
     here = cap.uname(tool)
-    agreed, differences, skipped = 0, [], []
+    agreed = 0
+    differences: list[str] = []
+    skipped: list[str] = []
     for path in paths:
         try:
             doc = load(path)
@@ -100,13 +90,13 @@ def check(tool, paths, out=None, bad=None):
     return agreed, differences, skipped
 
 
-def _show(answer, other):
+def _show(answer: dict[str, Any], other: dict[str, Any]) -> str:
     """The answer's fields that differ from other's, compactly."""
     keys = [k for k in answer if answer.get(k) != other.get(k)] or ["ret"]
     return ", ".join("%s=%s" % (k, json.dumps(answer.get(k))) for k in keys)
 
 
-def main(args):
+def main(args: argparse.Namespace) -> int:
     tool = args.capture or cap.default_tool(args.root)
     if not os.path.isfile(tool):
         print("pecs_harness: no capture tool at %s: bazel build //conformance/tools:pecs-capture"
@@ -116,7 +106,7 @@ def main(args):
     if not paths:
         print("pecs_harness: no captured vectors (vectors/captured/*.json)", file=sys.stderr)
         return 2
-    bad = []
+    bad: list[str] = []
     try:
         agreed, differences, skipped = check(tool, paths, bad=bad)
     except cap.CaptureError as e:

@@ -11,8 +11,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from typing import TextIO
 
 from . import results as results_mod
+from .impls import Impl
 from .statuses import STATUSES
 
 UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
@@ -22,17 +25,19 @@ UNPRIV = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
 class Progress:
     """Progress lines on the console: at most one every `every` seconds per run."""
 
-    def __init__(self, stream=sys.stdout, every=5.0, quiet=False):
+    def __init__(self, stream: TextIO = sys.stdout, every: float = 5.0,
+                 quiet: bool = False) -> None:
         self.stream = stream
         self.every = every
         self.quiet = quiet
 
-    def say(self, text):
+    def say(self, text: str) -> None:
         if not self.quiet:
             print(text, file=self.stream, flush=True)
 
 
-def list_cases(argv, env, filter_=None, timeout=120):
+def list_cases(argv: list[str], env: dict[str, str], filter_: str | None = None,
+               timeout: int = 120) -> list[str]:
     """Case ids the runner holds (after filter), from --list."""
     cmd = argv + ["--list"] + (["--filter", filter_] if filter_ else [])
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -42,12 +47,12 @@ def list_cases(argv, env, filter_=None, timeout=120):
     return [line.split("\t", 1)[0] for line in p.stdout.splitlines() if line.strip()]
 
 
-def _explain(cmd, rc, stderr):
+def _explain(cmd: list[str], rc: int, stderr: str | None) -> str:
     tail = "\n".join((stderr or "").strip().splitlines()[-5:])
     return "%s exited with %s%s" % (os.path.basename(cmd[0]), rc, (": " + tail) if tail else "")
 
 
-def _merged_env(extra):
+def _merged_env(extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     # A runner started from a Bazel test must not write into the test's own outputs.
     for k in ("XML_OUTPUT_FILE", "TEST_UNDECLARED_OUTPUTS_DIR", "TEST_SHARD_STATUS_FILE",
@@ -57,7 +62,7 @@ def _merged_env(extra):
     return env
 
 
-def _unprivileged_copy(impl, workdir):
+def _unprivileged_copy(impl: Impl, workdir: str) -> tuple[list[str], str | None]:
     """setpriv's uid 65534 must be able to run the binary and read the expectations, which
     may sit under root-only directories: copy both into a directory it owns."""
     os.makedirs(workdir, exist_ok=True)
@@ -75,7 +80,7 @@ def _unprivileged_copy(impl, workdir):
     return UNPRIV + [binary] + impl.argv[1:], exp
 
 
-def _world_traversable_tmp(fallback):
+def _world_traversable_tmp(fallback: str | None) -> str | None:
     """uid 65534 must reach the copy: $TMPDIR and Bazel's test directories often sit under
     root-only parents, /tmp does not."""
     try:
@@ -86,14 +91,16 @@ def _world_traversable_tmp(fallback):
     return fallback
 
 
-def run(impl, out_dir, progress, filter_=None, case_timeout=60, run_timeout=3600):
+def run(impl: Impl, out_dir: str, progress: Progress, filter_: str | None = None,
+        case_timeout: int = 60, run_timeout: int = 3600
+        ) -> tuple[results_mod.ResultsData | None, str | None, list[str]]:
     """Runs impl's runner; returns (results dict or None, error or None, all case ids)."""
     env = _merged_env(impl.env)
     json_path = os.path.join(out_dir, impl.label + ".json")
     if os.path.exists(json_path):
         os.unlink(json_path)
     argv, exp = impl.argv, impl.expectations
-    workdir = None
+    workdir: str | None = None
     if impl.unprivileged:
         if os.geteuid() != 0:
             return None, "needs root to drop to uid 65534 (setpriv); run as root", []
@@ -127,12 +134,12 @@ def run(impl, out_dir, progress, filter_=None, case_timeout=60, run_timeout=3600
     return data, error, all_ids
 
 
-def _cleanup(workdir):
+def _cleanup(workdir: str | None) -> None:
     if workdir:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _lines(fd):
+def _lines(fd: int) -> Iterator[str]:
     """Lines from a pty master until the child side closes (Linux then reports EIO)."""
     buf = b""
     while True:
@@ -151,7 +158,8 @@ def _lines(fd):
         yield buf.decode("utf-8", "replace")
 
 
-def _stream(cmd, env, label, total, progress, run_timeout):
+def _stream(cmd: list[str], env: dict[str, str], label: str, total: int, progress: Progress,
+            run_timeout: int) -> tuple[int | None, str | None]:
     start = last = time.monotonic()
     done = 0
     stderr = tempfile.TemporaryFile(mode="w+")
@@ -167,8 +175,13 @@ def _stream(cmd, env, label, total, progress, run_timeout):
         return None, "cannot start %s: %s" % (cmd[0], e.strerror)
     os.close(slave)
     # A watchdog, not a check in the loop: a runner that hangs prints nothing to wake us.
-    timed_out = []
-    watchdog = threading.Timer(run_timeout, lambda: (timed_out.append(1), p.kill()))
+    timed_out: list[int] = []
+
+    def stop() -> None:
+        timed_out.append(1)
+        p.kill()
+
+    watchdog = threading.Timer(run_timeout, stop)
     watchdog.daemon = True
     watchdog.start()
     for line in _lines(master):

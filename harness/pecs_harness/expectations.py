@@ -5,38 +5,46 @@ The harness re-applies them to each case's raw status so that results gathered a
 file in this checkout. Syntax and rules: conformance/framework/expectations.c and
 docs/implementing.md. A line is `PATTERN [conditions] # reason`.
 """
+import dataclasses
 import fnmatch
 import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from .case_result import CaseResult, Expectation
 from .statuses import RAW_FAILURES
+
+Host = dict[str, Any]  # the host facts of a results file: privileged, kernel_release, ...
 
 
 class ExpectationsError(Exception):
     """The file cannot be used; the message names file:line and how to fix it."""
 
 
+@dataclass
 class Line:
-    def __init__(self, path, lineno, pattern, conditions, reason):
-        self.path = path
-        self.lineno = lineno
-        self.pattern = pattern
-        self.conditions = conditions
-        self.reason = reason
+    """One usable line of an expectations file."""
+    path: str
+    lineno: int
+    pattern: str
+    conditions: list[str]
+    reason: str
 
-    def matches(self, case_id):
+    def matches(self, case_id: str) -> bool:
         return fnmatch.fnmatchcase(case_id, self.pattern)
 
-    def is_glob(self):
+    def is_glob(self) -> bool:
         return any(ch in self.pattern for ch in "*?[")
 
-    def where(self):
+    def where(self) -> str:
         return "%s:%d" % (self.path, self.lineno)
 
 
 _KNOWN = "privileged, unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N"
 
 
-def _check_condition(cond, where):
+def _check_condition(cond: str, where: str) -> None:
     if cond in ("privileged", "unprivileged"):
         return
     if re.fullmatch(r"kernel(>=|<)\d+(\.\d+)?", cond) or re.fullmatch(r"paranoid(>=|<)-?\d+", cond):
@@ -44,7 +52,7 @@ def _check_condition(cond, where):
     raise ExpectationsError("%s: unknown condition '%s' (known: %s)" % (where, cond, _KNOWN))
 
 
-def _parse_line(s, where):
+def _parse_line(s: str, where: str) -> tuple[str, list[str], str]:
     """One non-comment line as a Line, or ExpectationsError."""
     spec, hash_, reason = s.partition("#")
     if not hash_:
@@ -70,13 +78,15 @@ def _parse_line(s, where):
     return spec, conditions, reason
 
 
-def parse_all(text, path):
+def parse_all(text: str, path: str) -> tuple[list[Line], list[str]]:
     """(lines, errors): every usable line, and one message per bad line, so a file with a
     mistake still gates the cases its other lines name while the gate reports the mistake.
 
     Two lines with the same pattern and the same conditions are a duplicate: only the first
     could ever match, so the second's reason would be silently ignored."""
-    lines, errors, first = [], [], {}
+    lines: list[Line] = []
+    errors: list[str] = []
+    first: dict[tuple[str, frozenset[str]], int] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s or s.startswith("#"):
@@ -98,7 +108,7 @@ def parse_all(text, path):
     return lines, errors
 
 
-def parse(text, path):
+def parse(text: str, path: str) -> list[Line]:
     """The lines of a file that has no bad line; ExpectationsError (every problem, one a
     line) otherwise."""
     lines, errors = parse_all(text, path)
@@ -107,7 +117,7 @@ def parse(text, path):
     return lines
 
 
-def load_all(path):
+def load_all(path: str) -> tuple[list[Line], list[str]]:
     """(lines, errors) of the file at path; a file that cannot be read is one error."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -119,19 +129,19 @@ def load_all(path):
     return parse_all(text, path)
 
 
-def load(path):
+def load(path: str) -> list[Line]:
     lines, errors = load_all(path)
     if errors:
         raise ExpectationsError("\n".join(errors))
     return lines
 
 
-def _major_minor(release):
+def _major_minor(release: str | None) -> tuple[int, int]:
     m = re.match(r"(\d+)(?:\.(\d+))?", release or "")
     return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
 
 
-def condition_holds(cond, host):
+def condition_holds(cond: str, host: Host) -> bool:
     if cond == "privileged":
         return bool(host.get("privileged"))
     if cond == "unprivileged":
@@ -142,16 +152,16 @@ def condition_holds(cond, host):
         return have >= want if m.group(1) == ">=" else have < want
     m = re.fullmatch(r"paranoid(>=|<)(-?\d+)", cond)
     if m:
-        have, want = int(host.get("paranoid", 0)), int(m.group(2))
-        return have >= want if m.group(1) == ">=" else have < want
+        level, limit = int(host.get("paranoid", 0)), int(m.group(2))
+        return level >= limit if m.group(1) == ">=" else level < limit
     raise ExpectationsError("unknown condition '%s'" % cond)
 
 
-def active_lines(lines, host):
+def active_lines(lines: Iterable[Line], host: Host) -> list[Line]:
     return [l for l in lines if all(condition_holds(c, host) for c in l.conditions)]
 
 
-def match(lines, host, case_id):
+def match(lines: Iterable[Line], host: Host, case_id: str) -> Line | None:
     """The first line active on this host whose pattern matches case_id, or None."""
     for l in active_lines(lines, host):
         if l.matches(case_id):
@@ -159,35 +169,32 @@ def match(lines, host, case_id):
     return None
 
 
-def xpass_message(line):
+def xpass_message(line: Line) -> str:
     return "listed as failing in %s ('%s') but it passed: delete that line%s" % (
         line.where(), line.pattern, " or narrow the glob" if line.is_glob() else "")
 
 
-def stale_message(line):
+def stale_message(line: Line) -> str:
     return ("%s: '%s' matches no case in this suite: delete the line or correct the case id "
             "(list them with --list)" % (line.where(), line.pattern))
 
 
-def apply(lines, host, result):
+def apply(lines: Iterable[Line], host: Host, result: CaseResult) -> CaseResult:
     """Returns a copy of result with status and expectation recomputed from raw_status."""
-    r = dict(result)
-    raw = r.get("raw_status") or r["status"]
-    r["raw_status"] = raw
-    r["status"] = raw
-    r["expectation"] = None
-    l = match(lines, host, r["id"])
+    raw = result.raw_status or result.status
+    r = dataclasses.replace(result, raw_status=raw, status=raw, expectation=None)
+    l = match(lines, host, r.id)
     if l is None:
         return r
-    r["expectation"] = {"file": l.path, "line": l.lineno, "reason": l.reason}
+    r.expectation = Expectation(l.path, l.lineno, l.reason)
     if raw == "PASS":
-        r["status"] = "XPASS"
-        r["message"] = xpass_message(l)
+        r.status = "XPASS"
+        r.message = xpass_message(l)
     elif raw in RAW_FAILURES:
-        r["status"] = "XFAIL"
+        r.status = "XFAIL"
     return r
 
 
-def stale(lines, case_ids):
+def stale(lines: Iterable[Line], case_ids: Collection[str]) -> list[Line]:
     """Lines (active or not) whose pattern matches none of case_ids."""
     return [l for l in lines if not any(l.matches(i) for i in case_ids)]

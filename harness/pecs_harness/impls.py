@@ -17,6 +17,7 @@ whose [unprivileged] conditions select its lines).
 import glob
 import os
 import shlex
+from collections.abc import Callable
 
 
 class SpecError(Exception):
@@ -24,8 +25,9 @@ class SpecError(Exception):
 
 
 class Impl:
-    def __init__(self, label, kind, argv=None, env=None, imports=None, unprivileged=False,
-                 source=""):
+    def __init__(self, label: str, kind: str, argv: list[str] | None = None,
+                 env: dict[str, str] | None = None, imports: list[str] | None = None,
+                 unprivileged: bool = False, source: str = "") -> None:
         self.label = label
         self.kind = kind
         self.argv = argv or []          # the runner command, without run options
@@ -33,13 +35,13 @@ class Impl:
         self.imports = imports or []    # result files, for kind "import"
         self.unprivileged = unprivileged
         self.source = source
-        self.expectations = None
+        self.expectations: str | None = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Impl(%s, %s)" % (self.label, self.kind)
 
 
-def _first_existing(paths):
+def _first_existing(paths: list[str]) -> str | None:
     for p in paths:
         if p and os.path.isfile(p):
             return p
@@ -49,12 +51,13 @@ def _first_existing(paths):
 class Locator:
     """Where the built runners are: bazel-bin of the checkout unless told otherwise."""
 
-    def __init__(self, root, bin_dir=None, overrides=None):
+    def __init__(self, root: str, bin_dir: str | None = None,
+                 overrides: dict[str, str] | None = None) -> None:
         self.root = root
         self.bin = bin_dir or os.path.join(root, "bazel-bin")
         self.overrides = overrides or {}   # runner name -> path
 
-    def runner(self, name, *candidates):
+    def runner(self, name: str, *candidates: str) -> str:
         if name in self.overrides:
             return self.overrides[name]
         paths = [os.path.join(self.bin, c) for c in candidates]
@@ -64,7 +67,7 @@ class Locator:
                             (name, ", ".join(paths)))
         return found
 
-    def example_plugin(self):
+    def example_plugin(self) -> str:
         pats = [os.path.join(self.bin, "examples", "starnix_snapshot", p)
                 for p in ("*.so", "*/*.so")]
         for p in pats:
@@ -75,14 +78,14 @@ class Locator:
                         " and ".join(pats))
 
 
-def _label_value(arg, default_label):
+def _label_value(arg: str, default_label: Callable[[str], str]) -> tuple[str, str]:
     label, eq, value = arg.partition("=")
     if eq and label and "/" not in label and " " not in label:
         return label, value
     return default_label(arg), arg
 
 
-def _plugin_label(path):
+def _plugin_label(path: str) -> str:
     base = os.path.basename(path)
     for cut in (".so",):
         if base.endswith(cut):
@@ -90,7 +93,7 @@ def _plugin_label(path):
     return base[3:] if base.startswith("lib") else base
 
 
-def parse(spec, loc):
+def parse(spec: str, loc: Locator) -> Impl:
     kind, colon, arg = spec.partition(":")
     if kind == "ref" and not colon:
         return Impl("ref", "ref", [loc.runner("ref", "conformance/pecs-ref")],
@@ -129,11 +132,12 @@ def parse(spec, loc):
         paths = [p for p in files.split(",") if p]
         if not paths:
             raise SpecError("import: needs results files: import:[LABEL=]FILE[,FILE...]")
-        return Impl(label or None, "import", imports=paths, source="results from " + ", ".join(paths))
+        # No label yet ("") when none was given: the driver takes the results file's.
+        return Impl(label, "import", imports=paths, source="results from " + ", ".join(paths))
     raise SpecError("unknown implementation spec '%s' (see --help)" % spec)
 
 
-def default_expectations(root, label):
+def default_expectations(root: str, label: str) -> str | None:
     name = "syscall" if label == "syscall-unprivileged" else label
     path = os.path.join(root, "conformance", "expectations", name + ".txt")
     if not os.path.isfile(path):

@@ -1,42 +1,50 @@
 """What every report shows, computed once: the matrix of behaviour areas by implementation,
 the gating verdicts and the behaviour coverage. summary.json is this model as JSON."""
+import dataclasses
 import datetime
+from collections.abc import Sequence
+from typing import Any
 
+from .results import Run
 from .statuses import COUNT_KEYS, empty_counts
+
+Summary = dict[str, Any]  # summary.json as written
 
 SUMMARY_FORMAT = "pecs-summary-1"
 
 
-def area_of(case_id):
+def area_of(case_id: str) -> str:
     """Behaviour area of a case: its second and third id components (Read.Group)."""
     parts = case_id.split(".")
     return ".".join(parts[1:3]) if len(parts) > 1 else case_id
 
 
-def _shorter(text, root):
+def _shorter(text: str | None, root: str | None) -> str | None:
     """Paths under the checkout, as the reader would type them from its top."""
     if root and text:
         return text.replace(root.rstrip("/") + "/", "")
     return text
 
 
-def build(runs, catalogue, catalogue_path=None, now=None, root=None):
+def build(runs: Sequence[Run], catalogue: list[dict[str, str]] | None,
+          catalogue_path: str | None = None, now: datetime.datetime | None = None,
+          root: str | None = None) -> Summary:
     labels = [r.label for r in runs]
-    areas = {}
-    cases = {}
+    areas: dict[str, dict[str, Any]] = {}
+    cases: dict[str, dict[str, Any]] = {}
     for run in runs:
         for res in run.results:
-            area = areas.setdefault(area_of(res["id"]), {})
+            area = areas.setdefault(area_of(res.id), {})
             cell = area.setdefault(run.label, {"counts": empty_counts(), "cases": []})
-            cell["counts"][COUNT_KEYS[res["status"]]] += 1
-            cell["cases"].append(res["id"])
-            entry = cases.setdefault(res["id"], {"area": area_of(res["id"]),
-                                                 "behaviours": res.get("behaviours", []),
-                                                 "features": res.get("features", []),
-                                                 "results": {}})
+            cell["counts"][COUNT_KEYS[res.status]] += 1
+            cell["cases"].append(res.id)
+            entry = cases.setdefault(res.id, {"area": area_of(res.id),
+                                              "behaviours": res.behaviours,
+                                              "features": res.features,
+                                              "results": {}})
             entry["results"][run.label] = {
-                "status": res["status"], "raw_status": res.get("raw_status", res["status"]),
-                "message": res.get("message", ""), "expectation": res.get("expectation")}
+                "status": res.status, "raw_status": res.raw_status, "message": res.message,
+                "expectation": dataclasses.asdict(res.expectation) if res.expectation else None}
     for area in areas.values():
         for label in labels:
             area.setdefault(label, {"counts": empty_counts(), "cases": []})
@@ -52,7 +60,7 @@ def build(runs, catalogue, catalogue_path=None, now=None, root=None):
     }
 
 
-def _implementation(run, root):
+def _implementation(run: Run, root: str | None) -> dict[str, Any]:
     j = run.to_json()
     for key in ("source", "expectations", "error"):
         j[key] = _shorter(j[key], root)
@@ -60,8 +68,9 @@ def _implementation(run, root):
     return j
 
 
-def coverage(catalogue, cases, path):
-    by_behaviour = {}
+def coverage(catalogue: list[dict[str, str]] | None, cases: dict[str, dict[str, Any]],
+             path: str | None) -> dict[str, Any]:
+    by_behaviour: dict[str, list[str]] = {}
     for cid, c in cases.items():
         for b in c["behaviours"]:
             by_behaviour.setdefault(b, []).append(cid)
@@ -69,7 +78,7 @@ def coverage(catalogue, cases, path):
         return {"catalogue": path, "found": False, "behaviours": [], "no_case": [],
                 "no_vector": [], "unknown": sorted(by_behaviour)}
     from .behaviours import has_vectors
-    rows = []
+    rows: list[dict[str, Any]] = []
     known = set()
     for row in catalogue:
         known.add(row["id"])

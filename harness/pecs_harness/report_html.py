@@ -5,6 +5,8 @@ carries its counts as data-* attributes (the tests read them back) and opens the
 its cases with their messages and behaviour ids. Below: the gating problems and the
 coverage view."""
 import html
+from collections.abc import Callable
+from typing import Any
 
 from .statuses import COUNT_ORDER
 
@@ -43,11 +45,19 @@ openHash();
 """
 
 
-def e(text):
+# privileged as the report writes it; the host facts may lack it.
+_YES_NO: dict[Any, str] = {True: "yes", False: "no"}
+
+
+# Appends one piece of the page.
+_Write = Callable[[str], None]
+
+
+def e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def cell_class(c):
+def cell_class(c: dict[str, int]) -> str:
     if c["failed"] or c["xpass"] or c["broken"] or c["crashed"]:
         return "bad"
     if c["xfail"]:
@@ -57,20 +67,19 @@ def cell_class(c):
     return "none"
 
 
-def cell_text(c):
+def cell_text(c: dict[str, int]) -> str:
     parts = ["%d %s" % (c[k], name) for k, name in LETTERS if c[k]]
     return " · ".join(parts) if parts else "–"
 
 
-def _behaviour_link(b, rows):
+def _behaviour_link(b: str, rows: dict[str, dict[str, Any]]) -> str:
     title = rows.get(b, {}).get("behaviour", "not in the catalogue")
     return '<a href="#b-%s" title="%s"><code>%s</code></a>' % (e(b), e(title), e(b))
 
 
-def render(s):
+def render(s: dict[str, Any]) -> str:
     labels = [i["label"] for i in s["implementations"]]
-    brows = {r["id"]: r for r in s["coverage"]["behaviours"]}
-    o = []
+    o: list[str] = []
     w = o.append
     w("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>")
     w("<title>pecs conformance report</title><style>%s</style></head><body>" % CSS)
@@ -78,7 +87,16 @@ def render(s):
     w('<p>Generated %s. Verdict: <span id=verdict class="%s">%s</span></p>' % (
         e(s["generated"]), "verdict-ok" if s["ok"] else "verdict-fail",
         "PASS" if s["ok"] else "FAIL"))
+    _implementations(s, w)
+    ids = _matrix(s, labels, w)
+    _case_lists(s, labels, ids, w)
+    _coverage(s["coverage"], w)
+    w("<script>%s</script></body></html>" % JS)
+    return "\n".join(o) + "\n"
 
+
+def _implementations(s: dict[str, Any], w: _Write) -> None:
+    """The table of implementations and the gating problems."""
     w("<h2>Implementations</h2><table id=implementations><tr><th>implementation<th>what ran"
       "<th>kernel<th>privileged<th>expectations" +
       "".join("<th>%s" % k for k in COUNT_ORDER) + "<th>gate</tr>")
@@ -86,7 +104,7 @@ def render(s):
         h = i["host"] or {}
         w('<tr data-impl="%s"><td>%s<td>%s<td>%s<td>%s<td>%s' % (
             e(i["label"]), e(i["label"]), e(i["source"]), e(h.get("kernel_release", "–")),
-            {True: "yes", False: "no"}.get(h.get("privileged"), "–"),
+            _YES_NO.get(h.get("privileged"), "–"),
             e(i["expectations"] or "–")))
         w("".join('<td class=num data-count="%s">%d' % (k, i["counts"][k]) for k in COUNT_ORDER))
         w('<td class="%s">%s</tr>' % ("good" if i["ok"] else "bad", "ok" if i["ok"] else "FAIL"))
@@ -99,9 +117,12 @@ def render(s):
             w("<li><b>%s</b>: %s" % (e(label), e(p)))
         w("</ul>")
 
+
+def _matrix(s: dict[str, Any], labels: list[str], w: _Write) -> dict[tuple[str, str], str]:
+    """The areas by implementations; returns the id of each cell's case list."""
     w("<h2>Behaviour areas</h2><p>Each cell counts its cases; click it for the list.</p>")
     w("<table id=matrix><tr><th>area" + "".join("<th>%s" % e(l) for l in labels) + "</tr>")
-    ids = {}
+    ids: dict[tuple[str, str], str] = {}
     for ai, (area, cells) in enumerate(s["areas"].items()):
         w("<tr><th>%s" % e(area))
         for li, label in enumerate(labels):
@@ -113,7 +134,13 @@ def render(s):
               % (cell_class(c), e(area), e(label), attrs, ident, ident, e(cell_text(c))))
         w("</tr>")
     w("</table>")
+    return ids
 
+
+def _case_lists(s: dict[str, Any], labels: list[str], ids: dict[tuple[str, str], str],
+                w: _Write) -> None:
+    """Each cell's cases, opened from the matrix."""
+    brows = {r["id"]: r for r in s["coverage"]["behaviours"]}
     w("<h2>Cases by area and implementation</h2>")
     for area, cells in s["areas"].items():
         for label in labels:
@@ -138,7 +165,8 @@ def render(s):
                       " ".join(_behaviour_link(b, brows) for b in c["behaviours"])))
             w("</table></details>")
 
-    cov = s["coverage"]
+
+def _coverage(cov: dict[str, Any], w: _Write) -> None:
     w("<h2>Coverage</h2>")
     if not cov["found"]:
         w("<p>The behaviours catalogue (%s) was not found: no coverage view.</p>" % e(cov["catalogue"]))
@@ -159,5 +187,3 @@ def render(s):
     if cov["unknown"]:
         w("<p>Behaviour ids named by cases but missing from the catalogue: %s</p>" %
           ", ".join('<code id="b-%s">%s</code>' % (e(b), e(b)) for b in cov["unknown"]))
-    w("<script>%s</script></body></html>" % JS)
-    return "\n".join(o) + "\n"

@@ -1,4 +1,6 @@
 """report.md: the report as Markdown, for CI logs and code review."""
+from typing import Any
+
 from .statuses import COUNT_ORDER
 
 SHORT = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
@@ -6,17 +8,21 @@ SHORT = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "
          ("crashed", "crash")]
 
 
-def esc(text):
+# privileged as the report writes it; the host facts may lack it.
+_YES_NO: dict[Any, str] = {True: "yes", False: "no"}
+
+
+def esc(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def cell_text(counts):
+def cell_text(counts: dict[str, int]) -> str:
     parts = ["%d %s" % (counts[k], name) for k, name in SHORT if counts[k]]
     return ", ".join(parts) if parts else "-"
 
 
-def render(s):
-    out = []
+def render(s: dict[str, Any]) -> str:
+    out: list[str] = []
     w = out.append
     w("# pecs conformance report\n")
     w("Generated %s. Verdict: **%s**.\n" % (s["generated"], "PASS" if s["ok"] else "FAIL"))
@@ -28,7 +34,7 @@ def render(s):
         h = impl["host"] or {}
         w("| %s | %s | %s | %s | %s | %s | %s |" % (
             esc(impl["label"]), esc(impl["source"]), esc(h.get("kernel_release", "-")),
-            {True: "yes", False: "no"}.get(h.get("privileged"), "-"),
+            _YES_NO.get(h.get("privileged"), "-"),
             esc(impl["expectations"] or "-"),
             " | ".join(str(impl["counts"][k]) for k in COUNT_ORDER),
             "ok" if impl["ok"] else "**FAIL**"))

@@ -4,22 +4,31 @@ A Run is one implementation as the report shows it: a label ("syscall-unprivileg
 results of one or more shards merged, the expectations file re-applied, and the verdict.
 """
 import json
+from collections.abc import Collection
+from typing import Any
 
 from . import expectations as expect_mod
+from .case_result import CaseResult
 from .statuses import STATUSES, count, counts_ok
+
+# A results file as read: the runner's JSON object.
+ResultsData = dict[str, Any]
 
 FORMAT = "pecs-results-1"
 
 
-# gate() with this keeps the statuses and stale lines as the runner wrote them.
-AS_WRITTEN = object()
+class _AsWritten:
+    """gate() with AS_WRITTEN keeps the statuses and stale lines as the runner wrote them."""
+
+
+AS_WRITTEN = _AsWritten()
 
 
 class ResultsError(Exception):
     pass
 
 
-def load(path):
+def load(path: str) -> ResultsData:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -31,7 +40,7 @@ def load(path):
     return data
 
 
-def check(data, where):
+def check(data: Any, where: str) -> None:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ResultsError("%s: not a %s results file" % (where, FORMAT))
     for key in ("impl", "host", "results", "counts"):
@@ -42,15 +51,15 @@ def check(data, where):
             raise ResultsError("%s: bad result entry %r" % (where, r))
 
 
-def merge_shards(parts, where="results"):
+def merge_shards(parts: list[ResultsData], where: str = "results") -> ResultsData:
     """One results dict from the shards of a single run (same impl, disjoint cases)."""
     if not parts:
         raise ResultsError("%s: no results to merge" % where)
     first = parts[0]
     merged = dict(first)
     merged["results"] = []
-    seen = set()
-    stale = {}
+    seen: set[str] = set()
+    stale: dict[tuple[int, str], dict[str, Any]] = {}
     for p in parts:
         if p["impl"] != first["impl"]:
             raise ResultsError("%s: shards of different implementations (%s, %s)" %
@@ -71,38 +80,45 @@ def merge_shards(parts, where="results"):
 class Run:
     """One implementation in the report."""
 
-    def __init__(self, label, kind, source, data=None, error=None):
+    def __init__(self, label: str, kind: str, source: str, data: ResultsData | None = None,
+                 error: str | None = None) -> None:
         self.label = label
         self.kind = kind          # ref, syscall, syscall-unprivileged, plugin, pipe, import
         self.source = source      # what was run, for the reader
         self.data = data          # the merged results file, or None when the run failed
         self.error = error        # why there are no results
-        self.expectations = None  # path applied by the harness
-        self.results = data["results"] if data else []
-        self.stale = []           # expectations lines matching no case: messages
-        self.problems = []        # gating messages: XPASS, new failures, stale lines
+        self.expectations: str | None = None  # path applied by the harness
+        self.results = [CaseResult.from_json(r) for r in data["results"]] if data else []
+        self.stale: list[str] = []     # expectations lines matching no case: messages
+        self.problems: list[str] = []  # gating messages: XPASS, new failures, stale lines
         self.counts = count(self.results)
-        self.expectation_errors = []  # bad lines of the expectations file: the gate fails
+        self.expectation_errors: list[str] = []  # bad lines of the expectations file: the gate fails
+        # Set by the driver: the file gate() applies, and whether it has run yet.
+        self.want_expectations: str | _AsWritten | None = None
+        self.gated = False
 
     @property
-    def host(self):
+    def host(self) -> dict[str, Any]:
         return self.data["host"] if self.data else {}
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.error is None and not self.expectation_errors and counts_ok(self.counts)
 
-    def gate(self, expectations_path, all_case_ids):
+    def gate(self, expectations_path: str | _AsWritten | None,
+             all_case_ids: Collection[str]) -> bool:
         """Re-applies the expectations file to the raw statuses and collects the gating
         messages. all_case_ids: every case of the suite, for stale lines."""
-        if expectations_path is AS_WRITTEN:
+        if isinstance(expectations_path, _AsWritten):
+            assert self.data is not None  # only imported results are kept as written
             self.expectations = "%s (as applied by the runner)" % self.data["expectations"]
             self.stale = ["%s:%d: '%s' matches no case in this suite" % (
                 self.data["expectations"], s["line"], s["pattern"])
                 for s in self.data.get("stale", [])]
             self.expectation_errors = list(self.data.get("expectation_errors", []))
         else:
-            lines, self.expectation_errors = [], []
+            lines: list[expect_mod.Line] = []
+            self.expectation_errors = []
             if expectations_path:
                 # A bad line costs only the gate: the good lines still apply, and every
                 # result stays in the report.
@@ -119,16 +135,16 @@ class Run:
             self.problems.append(self.error)
         self.problems.extend("expectations: " + e for e in self.expectation_errors)
         for r in self.results:
-            if r["status"] == "XPASS":
-                self.problems.append("XPASS %s: %s" % (r["id"], r["message"]))
-            elif r["status"] in ("FAIL", "BROKEN", "CRASH"):
+            if r.status == "XPASS":
+                self.problems.append("XPASS %s: %s" % (r.id, r.message))
+            elif r.status in ("FAIL", "BROKEN", "CRASH"):
                 self.problems.append("%s %s: %s (not in %s: fix it or list it with a reason)" % (
-                    r["status"], r["id"], r["message"] or "no message",
-                    expectations_path or "an expectations file"))
+                    r.status, r.id, r.message or "no message",
+                    self.expectations or "an expectations file"))
         self.problems.extend("stale: " + s for s in self.stale)
         return self.ok
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "kind": self.kind,

@@ -1,4 +1,7 @@
 """The verdict names of the results format and the order the report shows them in."""
+from collections.abc import Iterable
+
+from .case_result import CaseResult
 
 # Status name as the runners write it -> key of the "counts" object.
 COUNT_KEYS = {
@@ -19,17 +22,17 @@ BAD = frozenset({"FAIL", "XPASS", "BROKEN", "CRASH"})
 RAW_FAILURES = frozenset({"FAIL", "BROKEN", "CRASH"})
 
 
-def empty_counts():
+def empty_counts() -> dict[str, int]:
     return {k: 0 for k in COUNT_ORDER}
 
 
-def count(results):
-    """counts over a list of result dicts (their 'status')."""
+def count(results: Iterable[CaseResult]) -> dict[str, int]:
+    """counts over results (their status)."""
     c = empty_counts()
     for r in results:
-        c[COUNT_KEYS[r["status"]]] += 1
+        c[COUNT_KEYS[r.status]] += 1
     return c
 
 
-def counts_ok(c):
-    return not (c["failed"] or c["xpass"] or c["broken"] or c["crashed"] or c["stale"])
+def counts_ok(c: dict[str, int]) -> bool:
+    return not bool(c["failed"] or c["xpass"] or c["broken"] or c["crashed"] or c["stale"])

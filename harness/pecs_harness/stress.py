@@ -16,6 +16,11 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from types import TracebackType
+
+from .case_result import CaseResult
+from .results import Run
 
 # The loop checks the clock rarely: the point is to burn the core, not to read the time.
 _BUSY = ("import time\n"
@@ -28,7 +33,7 @@ _PR_SET_PDEATHSIG = 1
 BAD_VERDICTS = ("FAIL", "XPASS", "BROKEN", "CRASH")
 
 
-def _die_with_parent():
+def _die_with_parent() -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
@@ -38,12 +43,12 @@ def _die_with_parent():
 class Loader:
     """n busy processes, each ending by itself after limit_s seconds at the latest."""
 
-    def __init__(self, n, limit_s):
+    def __init__(self, n: int, limit_s: float) -> None:
         self.n = max(0, int(n))
         self.limit_s = limit_s
-        self.procs = []
+        self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self):
+    def start(self) -> "Loader":
         for _ in range(self.n):
             self.procs.append(subprocess.Popen(
                 [sys.executable, "-c", _BUSY % self.limit_s], stdin=subprocess.DEVNULL,
@@ -51,10 +56,10 @@ class Loader:
                 preexec_fn=_die_with_parent))
         return self
 
-    def pids(self):
+    def pids(self) -> list[int]:
         return [p.pid for p in self.procs]
 
-    def stop(self):
+    def stop(self) -> None:
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
@@ -62,38 +67,39 @@ class Loader:
             p.wait()
         self.procs = []
 
-    def __enter__(self):
+    def __enter__(self) -> "Loader":
         return self.start()
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop()
 
 
 class Case:
     """One case over the runs: its verdict in each run that produced results."""
 
-    def __init__(self, case_id):
+    def __init__(self, case_id: str) -> None:
         self.id = case_id
-        self.verdicts = []   # one per run, "MISSING" where that run lacks the case
-        self.messages = {}   # verdict -> first message seen with it
+        self.verdicts: list[str] = []       # one per run, "MISSING" where that run lacks the case
+        self.messages: dict[str, str] = {}  # verdict -> first message seen with it
 
-    def add(self, status, message):
+    def add(self, status: str, message: str) -> None:
         self.verdicts.append(status)
         if message and status not in self.messages:
             self.messages[status] = message
 
-    def seen(self):
+    def seen(self) -> list[tuple[str, int]]:
         """[(verdict, times)], most frequent first, ties in order of first appearance."""
-        order = []
+        order: list[str] = []
         for v in self.verdicts:
             if v not in order:
                 order.append(v)
         return sorted(((v, self.verdicts.count(v)) for v in order), key=lambda vc: -vc[1])
 
-    def changed(self):
+    def changed(self) -> bool:
         return len(set(self.verdicts)) > 1
 
-    def sample(self):
+    def sample(self) -> str:
         """A message from the least usual verdict: that is the run that needs explaining."""
         for verdict, _ in reversed(self.seen()):
             if verdict in self.messages:
@@ -101,26 +107,26 @@ class Case:
         return ""
 
 
-def compare(result_lists):
-    """Cases by id from several runs' results ([{"id", "status", "message"}...] each);
-    a case absent from a run counts as the verdict MISSING there."""
-    ids = sorted({r["id"] for results in result_lists for r in results})
+def compare(result_lists: Sequence[Sequence[CaseResult]]) -> list[Case]:
+    """Cases by id from several runs' results; a case absent from a run counts as the
+    verdict MISSING there."""
+    ids = sorted({r.id for results in result_lists for r in results})
     cases = {i: Case(i) for i in ids}
     for results in result_lists:
-        by_id = {r["id"]: r for r in results}
+        by_id = {r.id: r for r in results}
         for i in ids:
             r = by_id.get(i)
             if r is None:
                 cases[i].add("MISSING", "absent from this run's results")
             else:
-                cases[i].add(r["status"], r.get("message", ""))
+                cases[i].add(r.status, r.message)
     return [cases[i] for i in ids]
 
 
 class Outcome:
     """One implementation's stress: its runs and what they say together."""
 
-    def __init__(self, label, runs):
+    def __init__(self, label: str, runs: list[Run]) -> None:
         self.label = label
         self.runs = runs                       # results.Run, one per run
         self.broken = [(n, r.error) for n, r in enumerate(runs, 1) if r.data is None]
@@ -133,13 +139,14 @@ class Outcome:
                               if r.data is not None and not r.ok]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not (self.broken or self.changed or self.gate_failures)
 
 
-def stress(run_one, label, runs, say=print):
+def stress(run_one: Callable[[int], Run], label: str, runs: int,
+           say: Callable[[str], None] = print) -> Outcome:
     """Calls run_one(n) for n in 1..runs (each returns a gated results.Run) and compares."""
-    done = []
+    done: list[Run] = []
     for n in range(1, runs + 1):
         start = time.monotonic()
         run = run_one(n)
@@ -150,9 +157,9 @@ def stress(run_one, label, runs, say=print):
     return Outcome(label, done)
 
 
-def describe(outcome, nruns, load):
+def describe(outcome: Outcome, nruns: int, load: int) -> list[str]:
     """The report lines for one implementation, closing with its verdict."""
-    lines = []
+    lines: list[str] = []
     for c in outcome.changed:
         lines.append("  changed: %s: %s" % (c.id, ", ".join(
             "%s x%d" % vc for vc in c.seen())))
@@ -162,12 +169,12 @@ def describe(outcome, nruns, load):
         lines.append("  run %d broke: %s" % (n, error))
     # One line per problem, not per run: a case failing in every run carries a different
     # measured figure in each message, so it is keyed by its verdict and id.
-    repeated = {}
+    repeated: dict[str, tuple[str, list[int]]] = {}
     for n, problems in outcome.gate_failures:
         for p in problems:
             head = p.split(": ", 1)[0]
             key = head if head.split(" ", 1)[0] in BAD_VERDICTS else p
-            repeated.setdefault(key, [p, []])[1].append(n)
+            repeated.setdefault(key, (p, []))[1].append(n)
     for p, ns in repeated.values():
         lines.append("  gate failed in run%s %s: %s" % (
             "s" if len(ns) > 1 else "", ",".join(map(str, ns)), p))
@@ -179,7 +186,7 @@ def describe(outcome, nruns, load):
     return lines
 
 
-def write_junit(outcomes, nruns, path):
+def write_junit(outcomes: Sequence[Outcome], nruns: int, path: str) -> None:
     """One JUnit test per implementation and case (stable over the runs and gated ok), and one
     per implementation for its runs as a whole, so the closing tally of ./pecs test counts
     them."""

@@ -12,7 +12,7 @@ from .cli import ROOT
 TOY_EXPECTATIONS = os.path.join(ROOT, "harness", "tests", "toy", "toy.txt")
 
 
-def toy_runner(build_dir):
+def toy_runner(build_dir: str) -> str:
     env = os.environ.get("PECS_TOY_RUNNER")
     if env:
         return os.path.abspath(env)
@@ -32,7 +32,7 @@ def toy_runner(build_dir):
     return out
 
 
-def capture_tool(build_dir):
+def capture_tool(build_dir: str) -> str:
     """The capture tool: Bazel's (runfiles or bazel-bin), else compiled once with gcc."""
     env = os.environ.get("PECS_CAPTURE_TOOL")
     if env:

@@ -9,14 +9,8 @@ import difflib
 import importlib
 import os
 import sys
+from typing import TextIO
 
-
-if __name__ == "__main__" and not __package__:
-    # Run as a file rather than with -m: import the package from harness/ instead.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from pecs_vectors.generate import main as _main
-
-    sys.exit(_main())
 
 from . import document
 from .areas import attr_sizes, ioctl_requests, mmap_page, read_format, record_layout
@@ -24,7 +18,7 @@ from .areas import attr_sizes, ioctl_requests, mmap_page, read_format, record_la
 AREAS = (read_format, mmap_page, attr_sizes, ioctl_requests, record_layout)
 
 
-def default_vectors_dir():
+def default_vectors_dir() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.normpath(os.path.join(here, "..", "..", "vectors"))
 
@@ -34,7 +28,7 @@ def default_vectors_dir():
 OTHER_GENERATORS = ("stream_gen",)
 
 
-def render():
+def render() -> dict[str, str]:
     """{relative path under vectors/: file text} for every generated file."""
     out = {area.PATH: document.dumps(area.build().to_dict()) for area in AREAS}
     for name in OTHER_GENERATORS:
@@ -48,7 +42,7 @@ def render():
     return out
 
 
-def check(vectors_dir, out=sys.stdout):
+def check(vectors_dir: str, out: TextIO = sys.stdout) -> int:
     """0 when every file matches what the generator writes, else 1 (with a diff on out)."""
     stale = 0
     for path, text in render().items():
@@ -64,11 +58,11 @@ def check(vectors_dir, out=sys.stdout):
                 current.splitlines(True), text.splitlines(True),
                 "a/vectors/" + path, "b/vectors/" + path))
     if stale:
-        out.write("%d vector file(s) differ from the generator; run generate.py --write\n" % stale)
+        out.write("%d vector file(s) differ from the generator; run python3 -m pecs_vectors.generate --write\n" % stale)
     return 1 if stale else 0
 
 
-def write(vectors_dir, out=sys.stdout):
+def write(vectors_dir: str, out: TextIO = sys.stdout) -> int:
     for path, text in render().items():
         full = os.path.join(vectors_dir, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -78,7 +72,7 @@ def write(vectors_dir, out=sys.stdout):
     return 0
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="compare with the checked-in files")

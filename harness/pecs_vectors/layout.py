@@ -1,18 +1,24 @@
 """Layouts that more than one area needs, computed from the field tables."""
 
+from collections.abc import Sequence
+from typing import Any
+
 from . import uapi
 
+# (name, offset, size) of one field
+Field = tuple[str, int, int]
 
-def read_format_fields(read_format, nr_members=1):
+
+def read_format_fields(read_format: int, nr_members: int = 1) -> list[Field]:
     """[(name, offset, size)] of what read() returns for this read_format.
 
     Follows the read_format comment in the UAPI header: a single event gives value then
     the optional words in bit order; a GROUP read gives nr, the two times, then one
     {value, [id], [lost]} block per member, leader first.
     """
-    fields = []
+    fields: list[Field] = []
 
-    def put(name):
+    def put(name: str) -> None:
         fields.append((name, 8 * len(fields), uapi.U64))
 
     if read_format & uapi.FORMAT_GROUP:
@@ -38,7 +44,7 @@ def read_format_fields(read_format, nr_members=1):
     return fields
 
 
-def read_size_formula(read_format, nr_members=1):
+def read_size_formula(read_format: int, nr_members: int = 1) -> int:
     """The man page's size arithmetic, kept separate from the field walk above."""
     te_tr = bin(read_format & (uapi.FORMAT_TOTAL_TIME_ENABLED | uapi.FORMAT_TOTAL_TIME_RUNNING)).count("1")
     per_member = 1 + bin(read_format & (uapi.FORMAT_ID | uapi.FORMAT_LOST)).count("1")
@@ -47,10 +53,10 @@ def read_size_formula(read_format, nr_members=1):
     return 8 * (te_tr + per_member)
 
 
-def natural_layout(table):
+def natural_layout(table: Sequence[tuple[Any, ...]]) -> tuple[list[Field], int]:
     """([(name, offset, size)], total) of a C struct whose members are naturally aligned
     scalars (byte arrays align to 1); entries of table start with (name, size)."""
-    out = []
+    out: list[Field] = []
     offset = 0
     for entry in table:
         name, size = entry[0], entry[1]

@@ -9,6 +9,8 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
+from typing import Any
 
 from . import document
 
@@ -19,9 +21,9 @@ _HEXISH = re.compile(r"^(0x)?[0-9a-fA-F]+$")
 _HEX_KEYS = ("expected", "ring", "hex", "request", "addr", "ips")
 
 
-def vector_files(vectors_dir):
+def vector_files(vectors_dir: str) -> list[str]:
     """Relative paths of every vector JSON file (the schema folder excluded), sorted."""
-    out = []
+    out: list[str] = []
     vectors_dir = os.path.normpath(vectors_dir)
     for root, dirs, files in os.walk(vectors_dir):
         dirs[:] = sorted(d for d in dirs if d != SCHEMA_DIR or root != vectors_dir)
@@ -31,8 +33,8 @@ def vector_files(vectors_dir):
     return sorted(out)
 
 
-def _load_schemas(vectors_dir):
-    store = {}
+def _load_schemas(vectors_dir: str) -> dict[str, dict[str, Any]]:
+    store: dict[str, dict[str, Any]] = {}
     schema_dir = os.path.join(vectors_dir, SCHEMA_DIR)
     for name in sorted(os.listdir(schema_dir)):
         if name.endswith(".schema.json"):
@@ -41,7 +43,7 @@ def _load_schemas(vectors_dir):
     return store
 
 
-def _validator(store, name):
+def _validator(store: dict[str, dict[str, Any]], name: str) -> Any:
     import jsonschema  # Debian's python3-jsonschema; only lint needs it
 
     by_id = {s.get("$id", SCHEMA_BASE + n): s for n, s in store.items()}
@@ -52,13 +54,13 @@ def _validator(store, name):
     return cls(schema, resolver=resolver)
 
 
-def _tests(doc):
+def _tests(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     for group in doc.get("testGroups", []):
         for test in group.get("tests", []):
             yield group, test
 
 
-def _walk_hex(value, key, path, problems):
+def _walk_hex(value: object, key: str | None, path: str, problems: list[str]) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
             _walk_hex(v, k, path, problems)
@@ -70,7 +72,7 @@ def _walk_hex(value, key, path, problems):
             problems.append("%s: hex must be lowercase: %s = %r" % (path, key, value[:40]))
 
 
-def committed_text(repo_root, rel_path, rev="HEAD"):
+def committed_text(repo_root: str, rel_path: str, rev: str = "HEAD") -> str | None:
     """The file's text at rev, or None when git does not know it there."""
     r = subprocess.run(["git", "-C", repo_root, "show", "%s:%s" % (rev, rel_path)],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -79,15 +81,15 @@ def committed_text(repo_root, rel_path, rev="HEAD"):
     return r.stdout.decode("utf-8")
 
 
-def _repo_root(path):
+def _repo_root(path: str) -> str | None:
     r = subprocess.run(["git", "-C", path, "rev-parse", "--show-toplevel"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     return r.stdout.decode().strip() if r.returncode == 0 else None
 
 
-def check_meaning(doc, old_doc, path):
+def check_meaning(doc: dict[str, Any], old_doc: dict[str, Any], path: str) -> list[str]:
     """Problems where a tcId from old_doc now stands for a different test (removal included)."""
-    problems = []
+    problems: list[str] = []
     now = {t.get("tcId"): (g, t) for g, t in _tests(doc)}
     for old_group, old_test in _tests(old_doc):
         tc = old_test.get("tcId")
@@ -103,14 +105,15 @@ def check_meaning(doc, old_doc, path):
     return problems
 
 
-def lint_file(vectors_dir, rel_path, store, repo_root=None, rev="HEAD"):
+def lint_file(vectors_dir: str, rel_path: str, store: dict[str, dict[str, Any]],
+              repo_root: str | None = None, rev: str = "HEAD") -> list[str]:
     path = "vectors/" + rel_path
     try:
         with open(os.path.join(vectors_dir, rel_path), encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         return ["%s: cannot read JSON: %s" % (path, e)]
-    problems = []
+    problems: list[str] = []
     if not isinstance(doc, dict):
         return ["%s: top level must be an object" % path]
 
@@ -122,9 +125,9 @@ def lint_file(vectors_dir, rel_path, store, repo_root=None, rev="HEAD"):
             where = "/".join(str(p) for p in err.absolute_path)
             problems.append("%s: schema: at /%s: %s" % (path, where, err.message[:300]))
 
-    seen = set()
+    seen: set[object] = set()
     count = 0
-    notes = doc.get("notes") if isinstance(doc.get("notes"), dict) else {}
+    notes: dict[str, Any] = doc["notes"] if isinstance(doc.get("notes"), dict) else {}
     for group in doc.get("testGroups", []) if isinstance(doc.get("testGroups"), list) else []:
         source = group.get("source", {}) if isinstance(group, dict) else {}
         name = source.get("name") if isinstance(source, dict) else None
@@ -158,7 +161,7 @@ def lint_file(vectors_dir, rel_path, store, repo_root=None, rev="HEAD"):
     return problems
 
 
-def _checkout_of(vectors_dir, files):
+def _checkout_of(vectors_dir: str, files: list[str]) -> str:
     """The vectors folder of the git checkout vectors_dir comes from. Bazel's runfiles are
     symlinks into the checkout, so the files' real paths lead back to it."""
     for rel in files:
@@ -168,13 +171,13 @@ def _checkout_of(vectors_dir, files):
     return vectors_dir
 
 
-def lint(vectors_dir, history=True, rev="HEAD"):
+def lint(vectors_dir: str, history: bool = True, rev: str = "HEAD") -> list[str]:
     """Every problem found in vectors_dir; empty means clean. With history, tests are
     compared with the same files at git revision rev, and a history that cannot be read
     is a problem (pass history=False to lint a copy outside git)."""
     store = _load_schemas(vectors_dir)
     files = vector_files(vectors_dir)
-    problems = []
+    problems: list[str] = []
     if not files:
         problems.append("no vector files under %s" % vectors_dir)
     repo_root = None

@@ -1,41 +1,47 @@
 """Turns vector JSON files into one C source for vectors/include/pecs/vectors.h.
 
-    /usr/bin/python3 to_c.py --out vectors.c FILE.json...
+    python3 -m pecs_vectors.to_c --out vectors.c FILE.json...   (from harness/)
 
 C gets no JSON parser: the conformance binaries, including the static one copied into
-emulators, carry the vectors as arrays. This script uses only the standard library so a
-Bazel genrule can run it as a plain file.
+emulators, carry the vectors as arrays. The genrule //vectors:vectors_c runs it as the
+py_binary //harness:pecs_vectors_to_c; it needs only the standard library.
 
 Extension point: EMITTERS maps an area to a function(docs, c) that appends the arrays of
 that area to `c` (a CSource); every area in EMITTERS is always emitted, with count 0 when
 no file was given, so the header's declarations always link. A module named
 `<anything>_to_c.py` next to this file that defines EMITTERS = {area: function} is loaded
-too and may add areas (the genrule must list it as a tool).
+too and may add areas (the //harness:pecs_vectors library carries every such module).
 """
 
 import argparse
 import glob
 import importlib.util
-import json
 import os
 import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from pecs_vectors import document
+
+Doc = dict[str, Any]  # a vector document, or a group or test in one
+Entry = Sequence[tuple[str, object]]  # designated initializers of one C struct
 
 
 class CSource:
     """Accumulates C text and hands out unique names for static helper arrays."""
 
-    def __init__(self):
-        self.lines = []
+    def __init__(self) -> None:
+        self.lines: list[str] = []
         self._n = 0
 
-    def name(self, stem):
+    def name(self, stem: str) -> str:
         self._n += 1
         return "%s_%d" % (stem, self._n)
 
-    def add(self, text=""):
+    def add(self, text: str = "") -> None:
         self.lines.append(text)
 
-    def static_array(self, ctype, stem, items, per_line=4):
+    def static_array(self, ctype: str, stem: str, items: Sequence[str], per_line: int = 4) -> str:
         """Defines `static const ctype name[]` (items are C literals); returns name, or NULL
         for an empty list so no zero-length array is ever written."""
         if not items:
@@ -47,7 +53,7 @@ class CSource:
         self.add("};")
         return name
 
-    def table(self, ctype, name, entries):
+    def table(self, ctype: str, name: str, entries: Sequence[Entry]) -> None:
         """Defines the public array `name` and `name_count`."""
         self.add("const %s %s[] = {" % (ctype, name))
         if entries:
@@ -60,7 +66,11 @@ class CSource:
         self.add()
 
 
-def c_string(s):
+
+# emit(docs, c): appends the arrays of one area to c.
+Emitter = Callable[[list[Doc], CSource], None]
+
+def c_string(s: str) -> str:
     out = []
     for ch in s.encode("utf-8"):
         c = chr(ch)
@@ -73,24 +83,24 @@ def c_string(s):
     return '"' + "".join(out) + '"'
 
 
-def c_u64(value):
+def c_u64(value: int | str) -> str:
     if isinstance(value, str):
         value = int(value, 16)
     return "0x%xull" % value
 
 
-def c_bytes(data):
+def c_bytes(data: bytes) -> list[str]:
     return ["0x%02x" % b for b in data]
 
 
-def tests_of(docs):
+def tests_of(docs: list[Doc]) -> Iterator[Doc]:
     for doc in docs:
         for group in doc["testGroups"]:
             for test in group["tests"]:
                 yield test
 
 
-def emit_read_format(docs, c):
+def emit_read_format(docs: list[Doc], c: CSource) -> None:
     entries = []
     for t in tests_of(docs):
         fields = c.static_array("struct pecs_vec_field", "rf_fields",
@@ -102,7 +112,7 @@ def emit_read_format(docs, c):
     c.table("struct pecs_vec_read_format", "pecs_vec_read_formats", entries)
 
 
-def emit_mmap_page(docs, c):
+def emit_mmap_page(docs: list[Doc], c: CSource) -> None:
     fields, bits = [], []
     for t in tests_of(docs):
         if "offset" in t:
@@ -114,25 +124,25 @@ def emit_mmap_page(docs, c):
     c.table("struct pecs_vec_bit", "pecs_vec_mmap_caps", bits)
 
 
-def emit_attr_sizes(docs, c):
+def emit_attr_sizes(docs: list[Doc], c: CSource) -> None:
     c.table("struct pecs_vec_attr_size", "pecs_vec_attr_sizes",
             [[("tc_id", t["tcId"]), ("name", c_string(t["name"])), ("size", t["size"])]
              for t in tests_of(docs)])
 
 
-def emit_ioctl_requests(docs, c):
+def emit_ioctl_requests(docs: list[Doc], c: CSource) -> None:
     c.table("struct pecs_vec_ioctl", "pecs_vec_ioctls",
             [[("tc_id", t["tcId"]), ("name", c_string(t["name"])),
               ("request", "0x%xul" % int(t["request"], 16))] for t in tests_of(docs)])
 
 
-def _dynamic(c, ranges):
+def _dynamic(c: CSource, ranges: list[Doc]) -> str:
     return c.static_array("struct pecs_vec_dynamic", "dynamic",
                           ["{ %d, %d, %s }" % (d["offset"], d["size"], c_string(d["field"]))
                            for d in ranges], per_line=1)
 
 
-def emit_record_layout(docs, c):
+def emit_record_layout(docs: list[Doc], c: CSource) -> None:
     entries = []
     for t in tests_of(docs):
         s = t["sample"]
@@ -150,8 +160,8 @@ def emit_record_layout(docs, c):
     c.table("struct pecs_vec_record", "pecs_vec_records", entries)
 
 
-def _stream_emitter(array):
-    def emit(docs, c):
+def _stream_emitter(array: str) -> Emitter:
+    def emit(docs: list[Doc], c: CSource) -> None:
         entries = []
         for t in tests_of(docs):
             stream = t["stream"]
@@ -202,11 +212,13 @@ EMITTERS = {
 }
 
 
-def load_plugins(emitters):
+def load_plugins(emitters: dict[str, Emitter]) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     for path in sorted(glob.glob(os.path.join(here, "*_to_c.py"))):
         name = os.path.splitext(os.path.basename(path))[0]
         spec = importlib.util.spec_from_file_location("pecs_vectors_plugin_" + name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load the emitter module %s" % path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         emitters.update(getattr(mod, "EMITTERS", {}))
@@ -215,38 +227,13 @@ def load_plugins(emitters):
 class BadVectorFiles(ValueError):
     """Vector files that cannot be converted: one message a file, each naming it."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
 
 
-def _read_doc(path):
-    """The vector document at path, or ValueError saying what is wrong with it."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ValueError("%s: cannot read: %s" % (path, e.strerror))
-    except UnicodeDecodeError as e:
-        raise ValueError("%s: not UTF-8 text (%s)" % (path, e.reason))
-    if not text.strip():
-        raise ValueError("%s: empty file, not a vectors file" % path)
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise ValueError("%s: not JSON, truncated? (%s)" % (path, e))
-    if not isinstance(doc, dict) or not isinstance(doc.get("area"), str):
-        raise ValueError("%s: not a vectors file: no \"area\"" % path)
-    groups = doc.get("testGroups")
-    if not isinstance(groups, list) or not all(
-            isinstance(g, dict) and isinstance(g.get("tests"), list) and
-            all(isinstance(t, dict) for t in g["tests"]) for g in groups):
-        raise ValueError("%s: not a vectors file: \"testGroups\" is not a list of groups "
-                         "with \"tests\" lists" % path)
-    return doc
-
-
-def convert(paths, emitters=None, strict=False, warn=None):
+def convert(paths: Iterable[str], emitters: dict[str, Emitter] | None = None, strict: bool = False,
+            warn: Callable[[str], object] | None = None) -> str:
     """The C source for the given vector files (order of files inside an area: sorted).
 
     A file of an area without an emitter is skipped with a warning (not every area is
@@ -254,11 +241,11 @@ def convert(paths, emitters=None, strict=False, warn=None):
     BadVectorFiles naming every one of them: all files are looked at before it is raised,
     so one run shows every mistake."""
     emitters = dict(EMITTERS if emitters is None else emitters)
-    by_area = {}
-    problems = []
+    by_area: dict[str, list[Doc]] = {}
+    problems: list[str] = []
     for path in sorted(paths):
         try:
-            doc = _read_doc(path)
+            doc = document.read(path)
         except ValueError as e:
             problems.append(str(e))
             continue
@@ -292,7 +279,7 @@ def convert(paths, emitters=None, strict=False, warn=None):
     return "\n".join(c.lines) + "\n"
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="vector JSON -> C arrays")
     p.add_argument("--out", required=True)
     p.add_argument("--strict", action="store_true", help="refuse files of areas without an emitter")

@@ -3,27 +3,19 @@
 Run from harness/:  /usr/bin/python3 -m pecs_vectors.tool <command>
 
   lint       validate every file under vectors/ (schema, tcIds, sources, hex, history)
-  regen      rewrite the generated files (= generate.py --write)
-  check      exit 1 with a diff if a generated file is stale (= generate.py --check)
+  regen      rewrite the generated files (= python3 -m pecs_vectors.generate --write)
+  check      exit 1 with a diff if a generated file is stale (= python3 -m pecs_vectors.generate --check)
   crosscheck re-check captured vectors against the running kernel (not built yet)
 """
 
 import argparse
-import os
 import sys
 
-
-if __name__ == "__main__" and not __package__:
-    # Run as a file rather than with -m: import the package from harness/ instead.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from pecs_vectors.tool import main as _main
-
-    sys.exit(_main())
 
 from . import generate, lint
 
 
-def _cmd_lint(args):
+def _cmd_lint(args: argparse.Namespace) -> int:
     problems = lint.lint(args.vectors_dir, history=not args.no_history, rev=args.rev)
     for p in problems:
         print(p)
@@ -32,18 +24,18 @@ def _cmd_lint(args):
     return 1 if problems else 0
 
 
-def _cmd_regen(args):
+def _cmd_regen(args: argparse.Namespace) -> int:
     return generate.write(args.vectors_dir)
 
 
-def _cmd_check(args):
+def _cmd_check(args: argparse.Namespace) -> int:
     rc = generate.check(args.vectors_dir)
     if rc == 0:
         print("check: generated vector files are up to date")
     return rc
 
 
-def _cmd_crosscheck(args):
+def _cmd_crosscheck(args: argparse.Namespace) -> int:
     # The replay needs the capture tool and privilege handling, which live in the
     # driver; this name stays so that every vector command is under one tool.
     from pecs_harness import cli
@@ -58,7 +50,7 @@ COMMANDS = {
 }
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pecs_vectors.tool", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vectors-dir", default=generate.default_vectors_dir(),

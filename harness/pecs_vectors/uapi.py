@@ -40,7 +40,7 @@ SAMPLE_BITS = {
 }
 
 
-def sample(*names):
+def sample(*names: str) -> int:
     """The sample_type word with the named PERF_SAMPLE_* bits set."""
     word = 0
     for name in names:

@@ -2,19 +2,16 @@
 by the interpreter of the registered py_runtime (Debian's /usr/bin/python3).
 
 Paths are relative to the workspace root inside the runfiles tree; JUnit goes where
-Bazel asks ($XML_OUTPUT_FILE) and temporary files under $TEST_TMPDIR."""
+Bazel asks ($XML_OUTPUT_FILE) and temporary files under $TEST_TMPDIR. The packages come
+from the target's py_library deps, whose `imports` Bazel's launcher puts on the path and
+exports as PYTHONPATH, so the tools the tests start as subprocesses find them too."""
 import os
 import sys
 
 
-def main():
+def main() -> int:
     root = os.path.join(os.environ["TEST_SRCDIR"], os.environ["TEST_WORKSPACE"])
     os.chdir(root)
-    harness = os.path.join(root, "harness")
-    sys.path.insert(0, harness)
-    # The tests start tools as subprocesses too: they need the same import path.
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (harness, os.environ.get("PYTHONPATH")) if p)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     sys.dont_write_bytecode = True
     os.environ.setdefault("PECS_VECTORS_DIR", os.path.join(root, "vectors"))
@@ -24,7 +21,7 @@ def main():
             "--basetemp=" + os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "pytest")]
     if os.environ.get("XML_OUTPUT_FILE"):
         args.append("--junitxml=" + os.environ["XML_OUTPUT_FILE"])
-    return pytest.main(args + sys.argv[1:])
+    return int(pytest.main(args + sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """The capture tool and the crosscheck of captured vectors against this kernel."""
+import pathlib
 import copy
 import io
 import json
@@ -14,11 +15,11 @@ COMMITTED = os.path.join(cli.ROOT, cap.DEFAULT_FILE)
 
 
 @pytest.fixture(scope="module")
-def tool(tmp_path_factory):
+def tool(tmp_path_factory: pytest.TempPathFactory) -> str:
     return testing.capture_tool(str(tmp_path_factory.mktemp("capture")))
 
 
-def test_probe_lines_are_parsed_strictly(tool):
+def test_probe_lines_are_parsed_strictly(tool: str) -> None:
     answers = subprocess.run([tool, "--replay"], input="op=open\nop=fly\nop=open colour=red\n"
                              "op=open size=abc\n", stdout=subprocess.PIPE,
                              universal_newlines=True).stdout.splitlines()
@@ -29,7 +30,7 @@ def test_probe_lines_are_parsed_strictly(tool):
     assert got[3] == {"ret": "error", "error": "bad value for 'size'"}
 
 
-def test_tcids_are_unique_and_stable_in_the_table(tool):
+def test_tcids_are_unique_and_stable_in_the_table(tool: str) -> None:
     probes = cap.list_probes(tool)
     ids = [p["tcId"] for p in probes]
     assert len(ids) == len(set(ids))
@@ -41,7 +42,7 @@ def test_tcids_are_unique_and_stable_in_the_table(tool):
     assert by_id[303] == "op=mmap sampling=1 pages=4"
 
 
-def test_read_layouts_mask_the_event_ids(tool):
+def test_read_layouts_mask_the_event_ids(tool: str) -> None:
     [a] = cap.replay(tool, ["op=read read_format=0x1f members=2"])
     assert a["ret"] == "72"
     assert a["dynamic"] == [{"offset": 32, "size": 8, "field": "member_id[0]"},
@@ -49,7 +50,7 @@ def test_read_layouts_mask_the_event_ids(tool):
     assert a["bytes"] == "02" + "00" * 71
 
 
-def test_capture_writes_a_file_the_lint_accepts(tool, tmp_path):
+def test_capture_writes_a_file_the_lint_accepts(tool: str, tmp_path: pathlib.Path) -> None:
     out = tmp_path / "vectors" / "captured" / "linux_capture.json"
     doc = cap.capture(tool, str(out))
     assert doc["numberOfTests"] == sum(len(g["tests"]) for g in doc["testGroups"])
@@ -65,14 +66,14 @@ def test_capture_writes_a_file_the_lint_accepts(tool, tmp_path):
 
 
 @pytest.mark.skipif(not os.path.isfile(COMMITTED), reason="no captured vectors committed")
-def test_the_committed_captures_agree_with_this_kernel(tool):
+def test_the_committed_captures_agree_with_this_kernel(tool: str) -> None:
     out = io.StringIO()
     agreed, differences, skipped = crosscheck.check(tool, [COMMITTED], out)
     assert differences == [], out.getvalue()
     assert agreed > 0
 
 
-def test_a_disagreement_names_the_vector_and_both_kernels(tool, tmp_path):
+def test_a_disagreement_names_the_vector_and_both_kernels(tool: str, tmp_path: pathlib.Path) -> None:
     doc = cap.build_document(
         [{"tcId": 7, "flags": ["Refused"], "comment": "type 1000", "probe": "op=open type=1000"}],
         [(os.geteuid() == 0, {"release": "9.9.9-elsewhere", "machine": "x86_64"},
@@ -88,7 +89,7 @@ def test_a_disagreement_names_the_vector_and_both_kernels(tool, tmp_path):
     assert "this kernel (Linux %s) gives ret=\"-ENOENT\"" % cap.uname(tool)["release"] in msg
 
 
-def test_crosscheck_command_exit_status(tool, tmp_path, capsys):
+def test_crosscheck_command_exit_status(tool: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = cap.build_document(
         [{"tcId": 1, "flags": [], "comment": "opens", "probe": "op=open"}],
         [(os.geteuid() == 0, cap.uname(tool), [{"ret": "fd", "attr_size": 136}])])
@@ -111,7 +112,7 @@ def test_crosscheck_command_exit_status(tool, tmp_path, capsys):
     ('{"area": "linux_capture", "testGroups": [{"tests": [{}]}]}', "testGroups[0] lacks"),
 ])
 def test_a_bad_vectors_file_is_one_line_and_the_others_are_still_checked(
-        tool, tmp_path, capsys, content, why):
+        tool: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], content: str, why: str) -> None:
     doc = cap.build_document(
         [{"tcId": 1, "flags": [], "comment": "opens", "probe": "op=open"}],
         [(os.geteuid() == 0, cap.uname(tool), [{"ret": "fd", "attr_size": 136}])])

@@ -1,4 +1,5 @@
 """The harness's expectations rules, and that they agree with the C runner's."""
+import pathlib
 import json
 import os
 import subprocess
@@ -7,14 +8,14 @@ import pytest
 
 from pecs_harness import expectations as ex
 from pecs_harness import testing
+from pecs_harness.case_result import CaseResult, Expectation
 
 ROOT_HOST = {"privileged": True, "paranoid": 2, "kernel_release": "6.18.44-x"}
 USER_HOST = {"privileged": False, "paranoid": 2, "kernel_release": "6.18.44-x"}
 
 
-def res(case_id, raw, message="m"):
-    return {"id": case_id, "status": raw, "raw_status": raw, "message": message,
-            "expectation": None}
+def res(case_id: str, raw: str, message: str = "m") -> CaseResult:
+    return CaseResult(case_id, raw, raw, message)
 
 
 @pytest.mark.parametrize("text, why", [
@@ -24,14 +25,14 @@ def res(case_id, raw, message="m"):
     ("Required.A.B.C [privileged # x\n", "conditions go in one [..]"),
     ("Required.A B # x\n", "expected one case id"),
 ])
-def test_bad_lines_are_refused_with_file_and_line(text, why):
+def test_bad_lines_are_refused_with_file_and_line(text: str, why: str) -> None:
     with pytest.raises(ex.ExpectationsError) as e:
         ex.parse("# header\n\n" + text, "x.txt")
     assert why in str(e.value)
     assert "x.txt:3:" in str(e.value)
 
 
-def test_conditions_select_lines_by_host():
+def test_conditions_select_lines_by_host() -> None:
     lines = ex.parse("A.B.C.D [unprivileged] # only without privilege\n"
                      "A.B.C.E [kernel>=6.19] # newer kernels\n"
                      "A.B.C.F [kernel<6.19, paranoid>=2] # both\n", "f.txt")
@@ -43,31 +44,31 @@ def test_conditions_select_lines_by_host():
     assert ex.condition_holds("kernel>=6.18", ROOT_HOST)
 
 
-def test_listed_failure_is_xfail_and_listed_pass_is_xpass():
+def test_listed_failure_is_xfail_and_listed_pass_is_xpass() -> None:
     lines = ex.parse("Required.Read.*  # whole area missing\n", "e.txt")
     failed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.X", "FAIL"))
-    assert failed["status"] == "XFAIL"
-    assert failed["expectation"] == {"file": "e.txt", "line": 1, "reason": "whole area missing"}
+    assert failed.status == "XFAIL"
+    assert failed.expectation == Expectation("e.txt", 1, "whole area missing")
     crashed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Y", "CRASH"))
-    assert crashed["status"] == "XFAIL"
+    assert crashed.status == "XFAIL"
     passed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.Z", "PASS"))
-    assert passed["status"] == "XPASS"
-    assert "delete that line or narrow the glob" in passed["message"]
-    assert "e.txt:1" in passed["message"]
+    assert passed.status == "XPASS"
+    assert "delete that line or narrow the glob" in passed.message
+    assert "e.txt:1" in passed.message
     skipped = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.W", "UNSUPPORTED"))
-    assert skipped["status"] == "UNSUPPORTED"
+    assert skipped.status == "UNSUPPORTED"
     other = ex.apply(lines, ROOT_HOST, res("Required.Ioctl.Id.X", "FAIL"))
-    assert other["status"] == "FAIL" and other["expectation"] is None
+    assert other.status == "FAIL" and other.expectation is None
 
 
-def test_apply_starts_from_the_raw_status_not_the_old_verdict():
-    lines = []
+def test_apply_starts_from_the_raw_status_not_the_old_verdict() -> None:
+    lines: list[ex.Line] = []
     r = res("Required.A.B.C", "FAIL")
-    r["status"] = "XFAIL"  # gated elsewhere by a file this checkout does not have
-    assert ex.apply(lines, ROOT_HOST, r)["status"] == "FAIL"
+    r.status = "XFAIL"  # gated elsewhere by a file this checkout does not have
+    assert ex.apply(lines, ROOT_HOST, r).status == "FAIL"
 
 
-def test_stale_lines_match_no_case_even_when_inactive():
+def test_stale_lines_match_no_case_even_when_inactive() -> None:
     lines = ex.parse("Required.A.*  # ok\nRequired.Gone.Case [unprivileged] # was renamed\n",
                      "e.txt")
     stale = ex.stale(lines, ["Required.A.B.C"])
@@ -75,7 +76,7 @@ def test_stale_lines_match_no_case_even_when_inactive():
     assert "matches no case" in ex.stale_message(stale[0])
 
 
-def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path):
+def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path: pathlib.Path) -> None:
     runner = testing.toy_runner(str(tmp_path))
     exp = tmp_path / "toy.txt"
     exp.write_text(open(testing.TOY_EXPECTATIONS).read() +
@@ -87,15 +88,16 @@ def test_the_harness_and_the_c_runner_give_the_same_verdicts(tmp_path):
     data = json.loads(out.read_text())
     lines = ex.load(str(exp))
     for r in data["results"]:
-        mine = ex.apply(lines, data["host"], r)
-        assert mine["status"] == r["status"], r["id"]
-        assert (mine["expectation"] or {}).get("line") == (r["expectation"] or {}).get("line")
+        mine = ex.apply(lines, data["host"], CaseResult.from_json(r))
+        assert mine.status == r["status"], r["id"]
+        assert (mine.expectation.line if mine.expectation else None) == \
+            (r["expectation"] or {}).get("line")
         if r["status"] == "XPASS":
-            assert mine["message"] == r["message"]
+            assert mine.message == r["message"]
     assert any(r["status"] == "XPASS" for r in data["results"])
 
 
-def test_a_duplicate_line_names_both_lines():
+def test_a_duplicate_line_names_both_lines() -> None:
     text = ("Required.A.B.C  # first\n"
             "Required.A.B.D [unprivileged] # other case\n"
             "# a comment\n"
@@ -106,7 +108,7 @@ def test_a_duplicate_line_names_both_lines():
                             "the two lines")
 
 
-def test_same_case_under_other_conditions_is_not_a_duplicate():
+def test_same_case_under_other_conditions_is_not_a_duplicate() -> None:
     text = ("Required.A.B.C [unprivileged] # no CAP_PERFMON\n"
             "Required.A.B.C [privileged] # root differs too\n"
             "Required.A.B.C [privileged ,paranoid>=2] # narrower\n"
@@ -117,14 +119,14 @@ def test_same_case_under_other_conditions_is_not_a_duplicate():
                       "privileged]): delete one of the two lines"]
 
 
-def test_every_bad_line_is_reported_and_the_good_ones_kept():
+def test_every_bad_line_is_reported_and_the_good_ones_kept() -> None:
     lines, errors = ex.parse_all("A.B.C.D # fine\nA.B.C.E\nA.B.C.F [x] # bad condition\n"
                                  "A.B.C.G # fine too\n", "m.txt")
     assert [l.pattern for l in lines] == ["A.B.C.D", "A.B.C.G"]
     assert [e.split(":")[1] for e in errors] == ["2", "3"]
 
 
-def test_a_bad_line_fails_the_gate_but_the_run_and_its_results_stay(tmp_path, capsys):
+def test_a_bad_line_fails_the_gate_but_the_run_and_its_results_stay(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pecs_harness import cli
     runner = testing.toy_runner(str(tmp_path))
     exp = tmp_path / "toy.txt"
@@ -149,7 +151,7 @@ def test_a_bad_line_fails_the_gate_but_the_run_and_its_results_stay(tmp_path, ca
     assert "verdict: FAIL" in text
 
 
-def test_the_c_runner_also_runs_with_a_bad_line_and_the_import_keeps_the_error(tmp_path, capsys):
+def test_the_c_runner_also_runs_with_a_bad_line_and_the_import_keeps_the_error(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pecs_harness import cli
     runner = testing.toy_runner(str(tmp_path))
     exp = tmp_path / "toy.txt"

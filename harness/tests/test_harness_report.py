@@ -1,11 +1,13 @@
 """The reports: the HTML parses, its matrix counts equal summary.json and the results
 files, each cell lists its cases, and the coverage view follows docs/behaviours.md."""
 import html.parser
+import pathlib
 import re
 import shutil
 import subprocess
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -31,14 +33,17 @@ Some prose first, and an unrelated table:
 class Page(html.parser.HTMLParser):
     """Collects the matrix cells, the case lists and the coverage rows."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.cells, self.details, self.rows, self.coverage = [], {}, [], []
-        self._detail = None
-        self.ids = set()
+        self.cells: list[dict[str, Any]] = []
+        self.details: dict[str, list[tuple[Any, Any]]] = {}
+        self.rows: list[Any] = []
+        self.coverage: list[dict[str, Any]] = []
+        self._detail: str | None = None
+        self.ids: set[str] = set()
 
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a: dict[str, Any] = dict(attrs)
         if "id" in a:
             assert a["id"] not in self.ids, "duplicate id %s" % a["id"]
             self.ids.add(a["id"])
@@ -54,13 +59,17 @@ class Page(html.parser.HTMLParser):
         if tag == "tr" and a.get("id", "").startswith("b-"):
             self.coverage.append(a)
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         if tag == "details":
             self._detail = None
 
 
+# The report's folder, its HTML page as parsed and summary.json.
+Report = tuple[pathlib.Path, Page, dict[str, Any]]
+
+
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     tmp = tmp_path_factory.mktemp("report")
     toy = testing.toy_runner(str(tmp))
     cat = tmp / "behaviours.md"
@@ -79,7 +88,7 @@ def report(tmp_path_factory):
     return out, page, summary
 
 
-def test_the_matrix_counts_equal_the_summary_and_the_results_files(report):
+def test_the_matrix_counts_equal_the_summary_and_the_results_files(report: Report) -> None:
     out, page, summary = report
     assert {c["data-impl"] for c in page.cells} == {"syscall", "syscall-2"}
     assert len(page.cells) == len(summary["areas"]) * 2
@@ -94,7 +103,7 @@ def test_the_matrix_counts_equal_the_summary_and_the_results_files(report):
         cell = next(c for c in page.cells if c["data-impl"] == "syscall" and
                     c["data-area"] == model.area_of(r["id"]))
         assert int(cell["data-" + COUNT_KEYS[r["status"]].replace("_", "-")]) >= 1
-    total = {}
+    total: dict[str, int] = {}
     for cell in page.cells:
         if cell["data-impl"] == "syscall":
             for key in COUNT_KEYS.values():
@@ -103,7 +112,7 @@ def test_the_matrix_counts_equal_the_summary_and_the_results_files(report):
         assert total[key] == raw["counts"][key], key
 
 
-def test_each_cell_opens_the_list_of_its_cases(report):
+def test_each_cell_opens_the_list_of_its_cases(report: Report) -> None:
     out, page, summary = report
     for cell in page.cells:
         listed = page.details.get(cell["target"], [])
@@ -117,13 +126,13 @@ def test_each_cell_opens_the_list_of_its_cases(report):
     assert 'href="#b-TOY-BAD-TYPE"' in text
 
 
-def test_the_report_is_self_contained(report):
+def test_the_report_is_self_contained(report: Report) -> None:
     text = (report[0] / "report.html").read_text()
     for needle in ("http://", "https://", "<link", "src="):
         assert needle not in text
 
 
-def test_the_coverage_view_names_behaviours_without_case_or_vector(report):
+def test_the_coverage_view_names_behaviours_without_case_or_vector(report: Report) -> None:
     _, page, summary = report
     cov = summary["coverage"]
     assert cov["no_case"] == ["TOY-NEVER"]
@@ -135,7 +144,7 @@ def test_the_coverage_view_names_behaviours_without_case_or_vector(report):
     assert rows["b-TOY-OPEN"]["data-cases"] == "2"
 
 
-def test_the_markdown_report_has_the_matrix_and_the_problems(report):
+def test_the_markdown_report_has_the_matrix_and_the_problems(report: Report) -> None:
     md = (report[0] / "report.md").read_text()
     assert "| area | syscall | syscall-2 |" in md
     assert "| Toy.Verdict | 3 xfail, 1 env-skip | 1 fail, 1 env-skip, 1 broken, 1 crash |" in md
@@ -143,30 +152,30 @@ def test_the_markdown_report_has_the_matrix_and_the_problems(report):
     assert "Verdict: **FAIL**" in md
 
 
-def test_summary_matches_the_gate(report):
+def test_summary_matches_the_gate(report: Report) -> None:
     _, _, summary = report
     impls = {i["label"]: i for i in summary["implementations"]}
     assert impls["syscall"]["ok"] and not impls["syscall-2"]["ok"]
     assert summary["ok"] is False
 
 
-def test_behaviours_table_parsing_ignores_other_tables():
+def test_behaviours_table_parsing_ignores_other_tables() -> None:
     rows = behaviours.parse(CATALOGUE)
     assert [r["id"] for r in rows] == ["TOY-OPEN", "TOY-BAD-TYPE", "TOY-NEVER"]
     assert behaviours.has_vectors(rows[0]) and not behaviours.has_vectors(rows[1])
 
 
-def test_area_is_the_second_and_third_id_components():
+def test_area_is_the_second_and_third_id_components() -> None:
     assert model.area_of("Required.Read.Group.LeaderFirst") == "Read.Group"
     assert model.area_of("Recommended.Ioctl.Refresh.DisablesAfterN") == "Ioctl.Refresh"
     assert model.area_of("Required.Short") == "Short"
 
 
-BROWSER = next((b for b in ("chromium-headless-shell", "chromium") if shutil.which(b)), None)
+BROWSER = next((b for b in ("chromium-headless-shell", "chromium") if shutil.which(b)), "")
 
 
-@pytest.mark.skipif(BROWSER is None, reason="no headless chromium (Debian chromium-headless-shell)")
-def test_a_headless_browser_opens_the_cell_a_link_names(report):
+@pytest.mark.skipif(not BROWSER, reason="no headless chromium (Debian chromium-headless-shell)")
+def test_a_headless_browser_opens_the_cell_a_link_names(report: Report) -> None:
     """The page loads in a real browser, its script runs (the cell named in the URL opens)
     and the DOM it builds carries the same counts as summary.json."""
     out, page, summary = report

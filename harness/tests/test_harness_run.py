@@ -1,10 +1,12 @@
 """The driver end to end against the toy suite (harness/tests/toy): running, gating,
 importing results written elsewhere, shards, refusals and progress."""
+import pathlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -14,27 +16,27 @@ HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(cli.__file__)))
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
+def toy(tmp_path_factory: pytest.TempPathFactory) -> str:
     return testing.toy_runner(str(tmp_path_factory.mktemp("toy")))
 
 
-def run(capsys, *argv):
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     rc = cli.main(list(argv))
     out = capsys.readouterr()
     return rc, out.out + out.err
 
 
-def toy_args(toy, out, exp=testing.TOY_EXPECTATIONS, *more):
+def toy_args(toy: str, out: str | os.PathLike[str], exp: str | os.PathLike[str]=testing.TOY_EXPECTATIONS, *more: str) -> list[str]:
     return ["run", "--out", str(out), "--impl", "syscall", "--runner", "syscall=" + toy,
             "--expectations", "syscall=" + str(exp)] + list(more)
 
 
-def summary(out):
+def summary(out: str | os.PathLike[str]) -> dict[str, Any]:
     with open(os.path.join(str(out), "summary.json")) as f:
         return json.load(f)
 
 
-def edited_expectations(tmp_path, extra="", drop=None):
+def edited_expectations(tmp_path: pathlib.Path, extra: str="", drop: str | None=None) -> pathlib.Path:
     lines = open(testing.TOY_EXPECTATIONS).read().splitlines(True)
     if drop:
         lines = [l for l in lines if not l.startswith(drop)]
@@ -43,7 +45,7 @@ def edited_expectations(tmp_path, extra="", drop=None):
     return p
 
 
-def test_a_clean_run_passes_and_writes_every_output(toy, tmp_path, capsys):
+def test_a_clean_run_passes_and_writes_every_output(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out"))
     assert rc == 0, text
     for name in ("report.md", "report.html", "summary.json", "syscall.json"):
@@ -61,7 +63,7 @@ def test_a_clean_run_passes_and_writes_every_output(toy, tmp_path, capsys):
     assert any(l.startswith("syscall ") and l.rstrip().endswith("ok") for l in text.splitlines())
 
 
-def test_without_expectations_the_failures_fail_the_run(toy, tmp_path, capsys):
+def test_without_expectations_the_failures_fail_the_run(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out", ""))
     assert rc == 1
     c = summary(tmp_path / "out")["implementations"][0]["counts"]
@@ -71,7 +73,7 @@ def test_without_expectations_the_failures_fail_the_run(toy, tmp_path, capsys):
     assert "verdict: FAIL" in text
 
 
-def test_gating_a_listed_case_that_passes_is_xpass(toy, tmp_path, capsys):
+def test_gating_a_listed_case_that_passes_is_xpass(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = edited_expectations(tmp_path, "Required.Toy.Open.TaskClock  # thought broken\n")
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out", exp))
     assert rc == 1
@@ -84,7 +86,7 @@ def test_gating_a_listed_case_that_passes_is_xpass(toy, tmp_path, capsys):
     assert "XPASS Required.Toy.Open.TaskClock" in text
 
 
-def test_gating_a_line_matching_no_case_is_stale(toy, tmp_path, capsys):
+def test_gating_a_line_matching_no_case_is_stale(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = edited_expectations(tmp_path, "Required.Toy.NoSuch.Case  # renamed long ago\n")
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out", exp))
     assert rc == 1
@@ -94,7 +96,7 @@ def test_gating_a_line_matching_no_case_is_stale(toy, tmp_path, capsys):
     assert "matches no case" in text
 
 
-def test_gating_a_newly_failing_case_fails_the_run(toy, tmp_path, capsys):
+def test_gating_a_newly_failing_case_fails_the_run(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = edited_expectations(tmp_path, drop="Required.Toy.Verdict.Fails")
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out", exp))
     assert rc == 1
@@ -102,7 +104,7 @@ def test_gating_a_newly_failing_case_fails_the_run(toy, tmp_path, capsys):
     assert "fix it or list it with a reason" in text
 
 
-def test_a_filtered_run_still_finds_stale_lines_against_the_whole_suite(toy, tmp_path, capsys):
+def test_a_filtered_run_still_finds_stale_lines_against_the_whole_suite(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = run(capsys, *toy_args(toy, tmp_path / "out", testing.TOY_EXPECTATIONS,
                                       "--filter", "Required.Toy.Open.*"))
     assert rc == 0, text
@@ -111,7 +113,7 @@ def test_a_filtered_run_still_finds_stale_lines_against_the_whole_suite(toy, tmp
     assert s["implementations"][0]["counts"]["stale"] == 0
 
 
-def test_results_from_elsewhere_are_gated_by_this_checkouts_file(toy, tmp_path, capsys):
+def test_results_from_elsewhere_are_gated_by_this_checkouts_file(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     # As in another system: the static binary ran with no expectations file.
     elsewhere = tmp_path / "from-emulator.json"
     subprocess.run([toy, "--isolate", "--quiet", "--json", str(elsewhere)],
@@ -125,7 +127,7 @@ def test_results_from_elsewhere_are_gated_by_this_checkouts_file(toy, tmp_path, 
     assert impl["counts"]["xfail"] == 3
 
 
-def test_shards_merge_into_one_run(toy, tmp_path, capsys):
+def test_shards_merge_into_one_run(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     parts = []
     for i in range(2):
         p = tmp_path / ("shard%d.json" % i)
@@ -142,7 +144,7 @@ def test_shards_merge_into_one_run(toy, tmp_path, capsys):
     assert s["implementations"][0]["counts"]["passed"] == 2
 
 
-def test_report_rerenders_a_run_directory(toy, tmp_path, capsys):
+def test_report_rerenders_a_run_directory(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert run(capsys, *toy_args(toy, out))[0] == 0
     before = summary(out)
@@ -154,7 +156,7 @@ def test_report_rerenders_a_run_directory(toy, tmp_path, capsys):
     assert summary(out)["implementations"][0]["counts"] == before["implementations"][0]["counts"]
 
 
-def test_a_runner_that_refuses_is_reported_and_the_run_goes_on(toy, tmp_path, capsys):
+def test_a_runner_that_refuses_is_reported_and_the_run_goes_on(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "refusing-runner"
     bad.write_text("#!/bin/sh\necho 'pecs: refusing the implementation: size 12 is unknown' >&2\n"
                    "exit 2\n")
@@ -170,7 +172,7 @@ def test_a_runner_that_refuses_is_reported_and_the_run_goes_on(toy, tmp_path, ca
     assert "size 12 is unknown" in impls["bad"]["error"]
 
 
-def test_a_hanging_runner_is_stopped(tmp_path, capsys):
+def test_a_hanging_runner_is_stopped(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     slow = tmp_path / "hanging-runner"
     slow.write_text('#!/bin/sh\n[ "$1" = --list ] && { echo "Required.A.B.C\tfeatures=\tbehaviours="; exit 0; }\n'
                     "exec sleep 60\n")
@@ -181,7 +183,7 @@ def test_a_hanging_runner_is_stopped(tmp_path, capsys):
     assert "longer than 1s" in summary(tmp_path / "out")["implementations"][0]["error"]
 
 
-def test_plugin_and_pipe_specs_drive_the_right_runners(tmp_path):
+def test_plugin_and_pipe_specs_drive_the_right_runners(tmp_path: pathlib.Path) -> None:
     from pecs_harness import impls
     loc = impls.Locator(str(tmp_path), overrides={"plugin": "/r/pecs-plugin", "pipe": "/r/pecs-pipe"})
     p = impls.parse("plugin:/x/libmine.so", loc)
@@ -200,7 +202,7 @@ def test_plugin_and_pipe_specs_drive_the_right_runners(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_the_unprivileged_run_drops_privilege(toy, tmp_path, capsys):
+def test_the_unprivileged_run_drops_privilege(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = run(capsys, "run", "--out", str(tmp_path / "out"), "--impl", "syscall-unprivileged",
                    "--runner", "syscall=" + toy, "--expectations",
                    "syscall-unprivileged=" + testing.TOY_EXPECTATIONS)
@@ -210,7 +212,7 @@ def test_the_unprivileged_run_drops_privilege(toy, tmp_path, capsys):
     assert impl["counts"]["passed"] == 2
 
 
-def test_the_command_line_works_from_a_fresh_process(toy, tmp_path):
+def test_the_command_line_works_from_a_fresh_process(toy: str, tmp_path: pathlib.Path) -> None:
     env = dict(os.environ, PYTHONPATH=HARNESS)
     p = subprocess.run([sys.executable, "-m", "pecs_harness", "--help"], env=env,
                        stdout=subprocess.PIPE, universal_newlines=True)

@@ -1,6 +1,7 @@
 """The stress mode: verdicts compared over runs, the exit code, the JUnit tally and the busy
 loops. A fake runner (a script speaking the runner's command line) gives verdicts chosen
 per run, so a flip is certain rather than hoped for."""
+import pathlib
 import json
 import os
 import time
@@ -9,6 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pecs_harness import cli, stress
+from pecs_harness.case_result import CaseResult
 
 FAKE = r'''#!/usr/bin/python3
 # A runner whose verdict for one case depends on the run: the count of runs so far is kept
@@ -45,7 +47,7 @@ sys.exit(0)
 '''
 
 
-def fake_runner(tmp_path, plan):
+def fake_runner(tmp_path: pathlib.Path, plan: list[str]) -> str:
     d = tmp_path / "fake"
     d.mkdir()
     p = d / "pecs-fake"
@@ -54,7 +56,7 @@ def fake_runner(tmp_path, plan):
     return str(p)
 
 
-def stress_cli(capsys, tmp_path, runner, runs, *more):
+def stress_cli(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path, runner: str, runs: int, *more: str) -> tuple[int, str]:
     rc = cli.main(["stress", "--out", str(tmp_path / "out"), "--impl", "runner:fake=" + runner,
                    "--expectations", "fake=", "--runs", str(runs), "--load", "1",
                    "--load-limit", "60", "--junit", str(tmp_path / "stress.xml")] + list(more))
@@ -62,11 +64,11 @@ def stress_cli(capsys, tmp_path, runner, runs, *more):
     return rc, out.out + out.err
 
 
-def res(case_id, status, message=""):
-    return {"id": case_id, "status": status, "message": message}
+def res(case_id: str, status: str, message: str = "") -> CaseResult:
+    return CaseResult(case_id, status, status, message)
 
 
-def test_a_steady_case_is_not_reported_and_a_flip_is():
+def test_a_steady_case_is_not_reported_and_a_flip_is() -> None:
     runs = [[res("A", "PASS"), res("B", "XFAIL", "slow")],
             [res("A", "PASS"), res("B", "XPASS", "listed but it passed")],
             [res("A", "PASS"), res("B", "XFAIL", "slow again")]]
@@ -78,13 +80,13 @@ def test_a_steady_case_is_not_reported_and_a_flip_is():
     assert cases["B"].sample() == "listed but it passed"
 
 
-def test_a_case_missing_from_one_run_counts_as_changed():
+def test_a_case_missing_from_one_run_counts_as_changed() -> None:
     cases = {c.id: c for c in stress.compare([[res("A", "PASS")], []])}
     assert cases["A"].changed()
     assert ("MISSING", 1) in cases["A"].seen()
 
 
-def test_the_same_verdict_every_time_passes(tmp_path, capsys):
+def test_the_same_verdict_every_time_passes(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = stress_cli(capsys, tmp_path, fake_runner(tmp_path, ["PASS"]), 3)
     assert rc == 0, text
     assert "stress fake: 3 case(s) over 3 run(s) with 1 busy loop(s): 0 changed verdict" in text
@@ -93,7 +95,7 @@ def test_the_same_verdict_every_time_passes(tmp_path, capsys):
         assert (tmp_path / "out" / "fake" / ("run-%d" % n) / "fake.json").is_file()
 
 
-def test_a_verdict_that_changes_fails_with_the_case_counts_and_a_message(tmp_path, capsys):
+def test_a_verdict_that_changes_fails_with_the_case_counts_and_a_message(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = stress_cli(capsys, tmp_path, fake_runner(tmp_path, ["PASS", "FAIL", "PASS"]), 3)
     assert rc == 1, text
     assert "changed: Required.Fake.Case.Flips: PASS x2, FAIL x1" in text
@@ -111,25 +113,25 @@ def test_a_verdict_that_changes_fails_with_the_case_counts_and_a_message(tmp_pat
     assert tests[("stress.fake", "AllRunsCompleteAndGate")].find("failure") is not None
 
 
-def test_a_failure_in_every_run_is_steady_but_still_fails_the_gate(tmp_path, capsys):
+def test_a_failure_in_every_run_is_steady_but_still_fails_the_gate(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = stress_cli(capsys, tmp_path, fake_runner(tmp_path, ["FAIL"]), 2)
     assert rc == 1, text
     assert "0 changed verdict" in text
     assert "gate failed in runs 1,2: FAIL Required.Fake.Case.Flips" in text
 
 
-def test_a_run_that_breaks_exits_2_and_says_why(tmp_path, capsys):
+def test_a_run_that_breaks_exits_2_and_says_why(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = stress_cli(capsys, tmp_path, fake_runner(tmp_path, ["PASS", "EXIT"]), 2)
     assert rc == 2, text
     assert "run 2 broke:" in text and "fake: gave up" in text
 
 
-def test_runs_must_be_positive(tmp_path, capsys):
+def test_runs_must_be_positive(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = stress_cli(capsys, tmp_path, fake_runner(tmp_path, ["PASS"]), 0)
     assert rc == 2 and "--runs" in text
 
 
-def _state(pid):
+def _state(pid: int) -> str | None:
     try:
         with open("/proc/%d/stat" % pid) as f:
             return f.read().rsplit(")", 1)[1].split()[0]
@@ -137,12 +139,12 @@ def _state(pid):
         return None  # gone
 
 
-def _reaped_or_gone(pid):
+def _reaped_or_gone(pid: int) -> bool:
     s = _state(pid)
     return s is None or s == "Z"
 
 
-def test_the_busy_loops_burn_cpu_and_end_by_pid():
+def test_the_busy_loops_burn_cpu_and_end_by_pid() -> None:
     loader = stress.Loader(2, 60).start()
     try:
         pids = loader.pids()
@@ -159,7 +161,7 @@ def test_the_busy_loops_burn_cpu_and_end_by_pid():
     assert all(_reaped_or_gone(p) for p in pids)
 
 
-def test_a_busy_loop_ends_by_itself_at_its_time_limit():
+def test_a_busy_loop_ends_by_itself_at_its_time_limit() -> None:
     loader = stress.Loader(1, 0.5).start()
     try:
         proc = loader.procs[0]
@@ -169,6 +171,6 @@ def test_a_busy_loop_ends_by_itself_at_its_time_limit():
         loader.stop()
 
 
-def test_no_load_starts_nothing():
+def test_no_load_starts_nothing() -> None:
     with stress.Loader(0, 10) as loader:
         assert loader.pids() == []

@@ -1,7 +1,9 @@
 """The driver on the real suite: the kernel and the reference engine side by side, the
 gate on a copy of the kernel's expectations file, and the report's counts."""
+import pathlib
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -10,12 +12,12 @@ from pecs_harness import cli
 from test_harness_report import Page
 
 
-def built(*rel):
+def built(*rel: str) -> str:
     for base in (cli.ROOT, os.path.join(cli.ROOT, "bazel-bin")):
         path = os.path.join(base, *rel)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-    return None
+    return ""
 
 
 SYSCALL = built("conformance", "pecs-syscall")
@@ -24,8 +26,12 @@ needs_suite = pytest.mark.skipif(not (SYSCALL and REF),
                                  reason="bazel build //conformance:pecs-syscall //conformance:pecs-ref")
 
 
+# The run's exit status, its folder and summary.json.
+Full = tuple[int, pathlib.Path, dict[str, Any]]
+
+
 @pytest.fixture(scope="module")
-def full(tmp_path_factory):
+def full(tmp_path_factory: pytest.TempPathFactory) -> Full:
     out = tmp_path_factory.mktemp("suite") / "out"
     rc = cli.main(["run", "--quiet", "--out", str(out), "--impl", "ref", "--impl", "syscall",
                    "--runner", "ref=" + REF, "--runner", "syscall=" + SYSCALL])
@@ -34,7 +40,7 @@ def full(tmp_path_factory):
 
 
 @needs_suite
-def test_the_kernel_and_the_engine_pass_their_gates(full):
+def test_the_kernel_and_the_engine_pass_their_gates(full: Full) -> None:
     rc, out, summary = full
     impls = {i["label"]: i for i in summary["implementations"]}
     assert impls["syscall"]["ok"], impls["syscall"]["problems"]
@@ -45,14 +51,14 @@ def test_the_kernel_and_the_engine_pass_their_gates(full):
 
 
 @needs_suite
-def test_the_html_matrix_counts_equal_each_results_file(full):
+def test_the_html_matrix_counts_equal_each_results_file(full: Full) -> None:
     _, out, summary = full
     page = Page()
     page.feed((out / "report.html").read_text())
     for label in ("ref", "syscall"):
         with open(str(out / (label + ".json"))) as f:
             raw = json.load(f)
-        totals = {}
+        totals: dict[str, int] = {}
         for cell in page.cells:
             if cell["data-impl"] == label:
                 for key in raw["counts"]:
@@ -65,7 +71,7 @@ def test_the_html_matrix_counts_equal_each_results_file(full):
 
 
 @needs_suite
-def test_gating_the_kernel_with_an_edited_expectations_file(full, tmp_path, capsys):
+def test_gating_the_kernel_with_an_edited_expectations_file(full: Full, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, _, summary = full
     passing = next(cid for cid, c in summary["cases"].items()
                    if c["results"]["syscall"]["status"] == "PASS")
@@ -82,7 +88,7 @@ def test_gating_the_kernel_with_an_edited_expectations_file(full, tmp_path, caps
 
 
 @needs_suite
-def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(full, tmp_path, capsys):
+def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(full: Full, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A line for a case the filtered run did not include is not stale: the case exists."""
     _, _, summary = full
     ids = sorted(summary["cases"])
@@ -101,7 +107,7 @@ def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(f
 
 
 @needs_suite
-def test_ref_and_the_kernel_agree_on_every_case_both_run(full):
+def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
     """Linux is the oracle: where the engine and the kernel both run a case, the engine's
     raw verdict is the kernel's (cases only one side supports are UNSUPPORTED there)."""
     _, _, summary = full

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,7 @@ SNAPSHOT = "examples/starnix_snapshot/libstarnix_snapshot.so"
 RING = ("mmap", "mmap.overwrite", "sampling", "ioctl.set_output", "ioctl.pause_output")
 
 
-def python_testee():
+def python_testee() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     script = next((p for p in (os.path.join(os.getcwd(), "examples/pipe_testee/pipe_testee.py"),
                                os.path.join(here, "../../examples/pipe_testee/pipe_testee.py"))
@@ -40,7 +42,7 @@ def python_testee():
     return "/usr/bin/python3 " + os.path.abspath(script)
 
 
-def run(argv, env_extra=None, timeout=600):
+def run(argv: list[str], env_extra: dict[str, str] | None=None, timeout: int=600) -> tuple[subprocess.CompletedProcess[str], float]:
     env = dict(os.environ)
     env.update(env_extra or {})
     start = time.monotonic()
@@ -49,7 +51,8 @@ def run(argv, env_extra=None, timeout=600):
     return r, time.monotonic() - start
 
 
-def run_pipe(tmp_path, testee_args="", extra=(), env=None, name="pipe.json"):
+def run_pipe(tmp_path: pathlib.Path, testee_args: str="", extra: Sequence[str]=(), env: dict[str, str] | None=None, name: str="pipe.json") -> tuple[subprocess.CompletedProcess[str], float, Any]:
+    """The pipe runner's process, its time and its results file (None when it wrote none)."""
     out = tmp_path / name
     e = {"PECS_TESTEE": "%s %s" % (locate(TESTEE), testee_args)}
     e.update(env or {})
@@ -60,7 +63,7 @@ def run_pipe(tmp_path, testee_args="", extra=(), env=None, name="pipe.json"):
 
 # ---- same verdicts ---------------------------------------------------------------------
 
-def results_of(argv, out, env=None, ids=None):
+def results_of(argv: list[str], out: str | os.PathLike[str], env: dict[str, str] | None=None, ids: Sequence[str] | None=None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Runs a runner (argv without output options) and returns its results by case id."""
     extra = ["--filter", ",".join(ids)] if ids else []
     r, _ = run(argv + ["--isolate", "--quiet", "--json", str(out)] + extra, env)
@@ -70,7 +73,7 @@ def results_of(argv, out, env=None, ids=None):
     return doc, {x["id"]: x for x in doc["results"]}
 
 
-def assert_same_verdicts(a, b, again_a, again_b, label):
+def assert_same_verdicts(a: dict[str, Any], b: dict[str, Any], again_a: Callable[[list[str]], dict[str, Any]], again_b: Callable[[list[str]], dict[str, Any]], label: str) -> None:
     """Every case has one verdict, UNSUPPORTED included: a case the pipe cannot carry is a
     difference. A case that differs is run once more, alone, by both runners: a
     timing-sensitive case on a loaded machine may differ once by chance; a real difference
@@ -89,19 +92,23 @@ def assert_same_verdicts(a, b, again_a, again_b, label):
                                           b[i]["message"]) for i in differ)
 
 
+# The results files in process and through the pipe, and their folder.
+Both = tuple[dict[str, Any], dict[str, Any], pathlib.Path]
+
+
 @pytest.fixture(scope="module")
-def both(tmp_path_factory):
+def both(tmp_path_factory: pytest.TempPathFactory) -> Both:
     d = tmp_path_factory.mktemp("both")
     inproc, _ = results_of([locate(SYSCALL)], d / "inproc.json")
     piped, _ = results_of([locate(PIPE)], d / "pipe.json", {"PECS_TESTEE": locate(TESTEE)})
     return inproc, piped, d
 
 
-def by_id(doc):
+def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {x["id"]: x for x in doc["results"]}
 
 
-def test_the_pipe_gives_the_in_process_verdicts(both):
+def test_the_pipe_gives_the_in_process_verdicts(both: Both) -> None:
     inproc, piped, d = both
     assert_same_verdicts(
         by_id(inproc), by_id(piped),
@@ -111,7 +118,7 @@ def test_the_pipe_gives_the_in_process_verdicts(both):
         "pipe")
 
 
-def test_a_python_testee_gives_the_in_process_verdicts(both):
+def test_a_python_testee_gives_the_in_process_verdicts(both: Both) -> None:
     """The same protocol from a testee not written in C, ring included."""
     inproc, _, d = both
     env = {"PECS_TESTEE": python_testee()}
@@ -125,7 +132,7 @@ def test_a_python_testee_gives_the_in_process_verdicts(both):
         "python")
 
 
-def test_through_v2_the_pipe_claims_what_the_in_process_adapter_claims(both):
+def test_through_v2_the_pipe_claims_what_the_in_process_adapter_claims(both: Both) -> None:
     inproc, piped, _ = both
     assert piped["impl"] == "pipe-syscall"
     assert sorted(piped["features"]) == sorted(inproc["features"])
@@ -145,7 +152,7 @@ def test_through_v2_the_pipe_claims_what_the_in_process_adapter_claims(both):
     assert piped["host"]["attr_size"] == inproc["host"]["attr_size"]
 
 
-def test_unprivileged_the_pipe_still_gives_the_in_process_verdicts(request):
+def test_unprivileged_the_pipe_still_gives_the_in_process_verdicts(request: pytest.FixtureRequest) -> None:
     """As uid 65534 with no capabilities, where the EACCES paths run: runner and testee
     both drop privilege, as an unprivileged profiler's would."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
@@ -170,7 +177,7 @@ def test_unprivileged_the_pipe_still_gives_the_in_process_verdicts(request):
                          "pipe")
 
 
-def test_a_version_1_testee_still_runs_without_the_ring(both, tmp_path):
+def test_a_version_1_testee_still_runs_without_the_ring(both: Both, tmp_path: pathlib.Path) -> None:
     """A testee written for version 1 refuses HELLO 2; the runner offers 1 and carries on
     without shared memory, as before version 2."""
     inproc, _, _ = both
@@ -197,7 +204,7 @@ def test_a_version_1_testee_still_runs_without_the_ring(both, tmp_path):
 FILTER = "Required.Read.Disable*,Required.Read.Disabled*,Required.Ioctl.Id.*"
 
 
-def test_a_testee_that_dies_crashes_the_case_and_the_run_goes_on(tmp_path):
+def test_a_testee_that_dies_crashes_the_case_and_the_run_goes_on(tmp_path: pathlib.Path) -> None:
     r, secs, res = run_pipe(tmp_path, "--die-at read", ["--isolate", "--filter", FILTER])
     assert r.returncode == 1, r.stderr
     assert "exited with status 3 during READ" in r.stderr
@@ -209,7 +216,7 @@ def test_a_testee_that_dies_crashes_the_case_and_the_run_goes_on(tmp_path):
     assert secs < 60
 
 
-def test_a_testee_that_hangs_is_killed_at_the_deadline(tmp_path):
+def test_a_testee_that_hangs_is_killed_at_the_deadline(tmp_path: pathlib.Path) -> None:
     r, secs, res = run_pipe(tmp_path, "--hang-at read", ["--isolate", "--filter", FILTER],
                             env={"PECS_PIPE_TIMEOUT_MS": "300"})
     assert r.returncode == 1, r.stderr
@@ -220,7 +227,7 @@ def test_a_testee_that_hangs_is_killed_at_the_deadline(tmp_path):
     assert secs < 30  # a few deadlines, never a hang
 
 
-def test_without_isolation_a_hang_is_an_error_return_and_the_next_case_recovers(tmp_path):
+def test_without_isolation_a_hang_is_an_error_return_and_the_next_case_recovers(tmp_path: pathlib.Path) -> None:
     r, secs, res = run_pipe(tmp_path, "--hang-at read", ["--filter", FILTER],
                             env={"PECS_PIPE_TIMEOUT_MS": "300"})
     assert r.returncode == 1, r.stderr
@@ -237,7 +244,7 @@ def test_without_isolation_a_hang_is_an_error_return_and_the_next_case_recovers(
     ("garble", "sent a malformed response (killed) during MMAP", "Broken pipe"),
     ("hang", "did not answer within 300 ms (killed) during MMAP", "Alarm clock"),
 ])
-def test_a_testee_that_fails_mmap_crashes_only_the_mapping_cases(tmp_path, how, says, signal):
+def test_a_testee_that_fails_mmap_crashes_only_the_mapping_cases(tmp_path: pathlib.Path, how: str, says: str, signal: str) -> None:
     r, secs, res = run_pipe(tmp_path, "--%s-at mmap" % how,
                             ["--isolate", "--filter", "Required.Mmap.*,Required.Read.Disable*"],
                             env={"PECS_PIPE_TIMEOUT_MS": "300"})
@@ -253,14 +260,14 @@ def test_a_testee_that_fails_mmap_crashes_only_the_mapping_cases(tmp_path, how, 
     assert secs < 60
 
 
-def test_a_garbled_response_is_named(tmp_path):
+def test_a_garbled_response_is_named(tmp_path: pathlib.Path) -> None:
     r, _, res = run_pipe(tmp_path, "--garble-at ioctl", ["--isolate", "--filter", FILTER])
     assert r.returncode == 1
     assert "sent a malformed response (killed) during IOCTL" in r.stderr
     assert res["counts"]["crashed"] >= 1
 
 
-def test_a_testee_that_cannot_greet_stops_the_run_with_status_2(tmp_path):
+def test_a_testee_that_cannot_greet_stops_the_run_with_status_2(tmp_path: pathlib.Path) -> None:
     r, secs, res = run_pipe(tmp_path, "--die-at hello")
     assert r.returncode == 2
     assert "did not answer HELLO" in r.stderr and res is None
@@ -280,9 +287,9 @@ class Session:
     socket=False its stdout is a pipe (version 1 only), with socket=True one end of a
     socketpair, as pecs-pipe starts it, so that version 2 answers can carry fds."""
 
-    def __init__(self, argv=None, socket_out=False):
+    def __init__(self, argv: list[str] | None=None, socket_out: bool=False) -> None:
         argv = argv or [locate(TESTEE)]
-        self.sock = None
+        self.sock: socket.socket | None = None
         if socket_out:
             self.sock, theirs = socket.socketpair()
             self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=theirs.fileno())
@@ -290,10 +297,11 @@ class Session:
         else:
             self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.seq = 0
-        self.fds = []  # fds the last answer carried
+        self.fds: list[int] = []  # fds the last answer carried
 
-    def read(self, n):
+    def read(self, n: int) -> bytes:
         if not self.sock:
+            assert self.p.stdout is not None
             return self.p.stdout.read(n)
         data = b""
         while len(data) < n:
@@ -303,10 +311,11 @@ class Session:
             self.fds += fds
         return data
 
-    def call(self, op, body=b""):
+    def call(self, op: int, body: bytes=b"") -> tuple[int, bytes]:
         self.seq += 1
         self.fds = []
         payload = struct.pack("<II", op, self.seq) + body
+        assert self.p.stdin is not None
         self.p.stdin.write(struct.pack("<I", len(payload)) + payload)
         self.p.stdin.flush()
         (n,) = struct.unpack("<I", self.read(4))
@@ -315,14 +324,15 @@ class Session:
         assert (rop, rseq) == (op, self.seq)
         return ret, resp[16:]
 
-    def close(self):
+    def close(self) -> int:
+        assert self.p.stdin is not None
         self.p.stdin.close()
         if self.sock:
             self.sock.close()
         return self.p.wait(timeout=10)
 
 
-def counting_attr():
+def counting_attr() -> bytes:
     # type SOFTWARE, size 136, config TASK_CLOCK, read_format 0,
     # flags disabled | exclude_kernel | exclude_hv
     a = bytearray(136)
@@ -331,7 +341,7 @@ def counting_attr():
     return bytes(a)
 
 
-def test_frames_as_specified():
+def test_frames_as_specified() -> None:
     t = Session()
     try:
         ret, body = t.call(1, struct.pack("<I", 1))  # HELLO v1
@@ -369,19 +379,19 @@ def test_frames_as_specified():
         assert t.close() == 0  # EOF on stdin ends the testee cleanly
 
 
-def sampling_attr():
+def sampling_attr() -> bytes:
     # TASK_CLOCK sampled every 100 us of CPU time, IP only
     a = bytearray(counting_attr())
     struct.pack_into("<QQ", a, 16, 100000, 1)
     return bytes(a)
 
 
-def argv_of(which):
+def argv_of(which: str) -> list[str]:
     return [locate(TESTEE)] if which == "c" else python_testee().split()
 
 
 @pytest.mark.parametrize("which", ["c", "python"])
-def test_v2_frames_share_the_ring(which):
+def test_v2_frames_share_the_ring(which: str) -> None:
     """HELLO 2 over a socket; MMAP answers with the event fd (SCM_RIGHTS), whose mapping
     here is the testee's ring: the kernel's data_head moves in it; MUNMAP and refusals."""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -428,7 +438,7 @@ def test_v2_frames_share_the_ring(which):
 
 
 @pytest.mark.parametrize("which", ["c", "python"])
-def test_over_a_pipe_a_testee_answers_version_2_with_1(which):
+def test_over_a_pipe_a_testee_answers_version_2_with_1(which: str) -> None:
     """Fds need a socket: offered 2 on a pipe, the testee settles for 1, which has no
     MMAP operation."""
     t = Session(argv_of(which))
@@ -441,7 +451,7 @@ def test_over_a_pipe_a_testee_answers_version_2_with_1(which):
         assert t.close() == 0
 
 
-def test_the_testee_serves_a_plugin_too(tmp_path):
+def test_the_testee_serves_a_plugin_too(tmp_path: pathlib.Path) -> None:
     so = locate(SNAPSHOT)
     r, _, res = run_pipe(tmp_path, "--plugin " + so, ["--isolate"])
     assert res["impl"] == "pipe-starnix_snapshot"
@@ -457,7 +467,7 @@ def test_the_testee_serves_a_plugin_too(tmp_path):
 
 # ---- the harness driver, end to end ------------------------------------------------------
 
-def test_the_driver_runs_pipe_and_plugin_implementations(tmp_path):
+def test_the_driver_runs_pipe_and_plugin_implementations(tmp_path: pathlib.Path) -> None:
     """`pecs_harness run --impl pipe:... --impl plugin:...`: each runs through its runner,
     the merged summary.json holds the verdicts the runners give directly, and each is
     gated by its expectations file."""
@@ -478,7 +488,7 @@ def test_the_driver_runs_pipe_and_plugin_implementations(tmp_path):
     assert (impls["pipe-c"]["kind"], impls["starnix_snapshot"]["kind"]) == ("pipe", "plugin")
     assert r.returncode == (0 if all(i["ok"] for i in impls.values()) else 1), r.stderr
 
-    def verdicts(label):
+    def verdicts(label: str) -> dict[str, dict[str, Any]]:
         return {cid: dict(c["results"][label], features=c["features"])
                 for cid, c in summary["cases"].items() if label in c["results"]}
 

@@ -1,6 +1,7 @@
 """The plugin runner (//conformance/adapters/plugin:pecs-plugin): it refuses an object it
 cannot trust with exit status 2 and one clear line, and survives a plugin that crashes
 inside a case (CRASH for that case, the run goes on)."""
+import pathlib
 import json
 import os
 import subprocess
@@ -8,7 +9,7 @@ import subprocess
 import pytest
 
 
-def locate(rel):
+def locate(rel: str) -> str:
     """A built file: in Bazel's runfiles (the test's working directory) or bazel-bin/."""
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
@@ -22,7 +23,7 @@ def locate(rel):
 RUNNER = "conformance/adapters/plugin/pecs-plugin"
 
 
-def run_plugin(plugin, *args, timeout=300):
+def run_plugin(plugin: str, *args: str, timeout: int=300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([locate(RUNNER), "--plugin", plugin] + list(args),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=timeout)
@@ -33,7 +34,7 @@ def run_plugin(plugin, *args, timeout=300):
     ("trailing", "past the 128 this suite knows, is not zero"),
     ("nosymbol", "does not export pecs_plugin_impl()"),
 ])
-def test_a_bad_vtable_is_refused_with_its_reason(kind, reason):
+def test_a_bad_vtable_is_refused_with_its_reason(kind: str, reason: str) -> None:
     so = locate("examples/refused_plugins/librefused_%s.so" % kind)
     r = run_plugin(so, "--list")
     assert r.returncode == 2, r.stdout + r.stderr
@@ -42,14 +43,14 @@ def test_a_bad_vtable_is_refused_with_its_reason(kind, reason):
     assert r.stdout == ""  # nothing that could be mistaken for a result
 
 
-def test_a_missing_file_is_refused():
+def test_a_missing_file_is_refused() -> None:
     r = run_plugin("/nonexistent/libnothing.so", "--list")
     assert r.returncode == 2
     assert "cannot load /nonexistent/libnothing.so" in r.stderr
     assert "No such file" in r.stderr
 
 
-def test_no_plugin_at_all_is_refused():
+def test_no_plugin_at_all_is_refused() -> None:
     env = dict(os.environ)
     env.pop("PECS_PLUGIN", None)
     r = subprocess.run([locate(RUNNER), "--list"], stdout=subprocess.PIPE,
@@ -58,7 +59,7 @@ def test_no_plugin_at_all_is_refused():
     assert "no plugin given" in r.stderr
 
 
-def test_pecs_plugin_variable_works_like_the_option():
+def test_pecs_plugin_variable_works_like_the_option() -> None:
     so = locate("examples/starnix_snapshot/libstarnix_snapshot.so")
     env = dict(os.environ, PECS_PLUGIN=so)
     r = subprocess.run([locate(RUNNER), "--list"], stdout=subprocess.PIPE,
@@ -67,7 +68,7 @@ def test_pecs_plugin_variable_works_like_the_option():
     assert "Required.Read.Reset.ZeroesCountKeepsTimes" in r.stdout
 
 
-def test_a_crash_in_one_entry_costs_only_the_case_that_calls_it(tmp_path):
+def test_a_crash_in_one_entry_costs_only_the_case_that_calls_it(tmp_path: pathlib.Path) -> None:
     """libcrashy_plugin.so passes everything to the kernel but dereferences NULL in write(),
     which the write-refusal case calls: that case must be CRASH, the rest must still run."""
     so = locate("examples/crashy_plugin/libcrashy_plugin.so")

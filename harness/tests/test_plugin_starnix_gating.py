@@ -3,10 +3,12 @@ against conformance/expectations/starnix_snapshot.txt. The committed file makes 
 an edited copy must fail it, with a message that says what to fix, for each of: a listed
 case that passes (XPASS), a line that matches no case (stale), and a failing case that is
 no longer listed."""
+import pathlib
 import json
 import os
 import re
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,7 @@ RUNNER = "conformance/adapters/plugin/pecs-plugin"
 PLUGIN = "examples/starnix_snapshot/libstarnix_snapshot.so"
 
 
-def expectations_file():
+def expectations_file() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     for base in (os.getcwd(), root):
@@ -26,7 +28,11 @@ def expectations_file():
     pytest.skip("conformance/expectations/starnix_snapshot.txt not found")
 
 
-def run(expectations, out):
+# The run's exit status, its console output and its results file.
+Outcome = tuple[int, str, dict[str, Any]]
+
+
+def run(expectations: str | os.PathLike[str], out: str | os.PathLike[str]) -> Outcome:
     r = subprocess.run([locate(RUNNER), "--plugin", locate(PLUGIN), "--isolate", "--quiet",
                         "--expectations", str(expectations), "--json", str(out)],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -36,17 +42,17 @@ def run(expectations, out):
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory):
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     out = tmp_path_factory.mktemp("base") / "starnix.json"
     return run(expectations_file(), out)
 
 
-def listed_lines():
+def listed_lines() -> list[str]:
     return [l for l in open(expectations_file()).read().splitlines()
             if l.strip() and not l.lstrip().startswith("#")]
 
 
-def test_the_committed_expectations_make_the_run_pass(baseline):
+def test_the_committed_expectations_make_the_run_pass(baseline: Outcome) -> None:
     rc, text, res = baseline
     assert rc == 0, text
     c = res["counts"]
@@ -57,7 +63,7 @@ def test_the_committed_expectations_make_the_run_pass(baseline):
     assert res["impl"] == "starnix_snapshot"
 
 
-def test_every_expectation_names_the_snapshots_bug(baseline):
+def test_every_expectation_names_the_snapshots_bug(baseline: Outcome) -> None:
     # The Fuchsia bug the seed's track_stub ties to the gap, or, for a gap no bug tracks,
     # the seed code that makes it.
     for line in listed_lines():
@@ -65,7 +71,7 @@ def test_every_expectation_names_the_snapshots_bug(baseline):
         assert re.search(r"fxbug\.dev/\d{9}\b|starnix_perf_mod\.rs \w", reason), line
 
 
-def test_every_failure_is_a_documented_quirk_and_the_file_is_current(baseline, tmp_path):
+def test_every_failure_is_a_documented_quirk_and_the_file_is_current(baseline: Outcome, tmp_path: pathlib.Path) -> None:
     """examples/starnix_snapshot/expectations.py explains each failure by a quirk of the
     snapshot (or exits 1), and what it writes is the committed file."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -81,7 +87,7 @@ def test_every_failure_is_a_documented_quirk_and_the_file_is_current(baseline, t
     assert r.stdout.strip() == open(expectations_file()).read().strip()
 
 
-def test_each_documented_quirk_shows_up_as_an_xfail(baseline):
+def test_each_documented_quirk_shows_up_as_an_xfail(baseline: Outcome) -> None:
     _, _, res = baseline
     xfail = {r["id"]: r for r in res["results"] if r["status"] == "XFAIL"}
     msgs = " | ".join(r["message"] for r in xfail.values())
@@ -90,7 +96,7 @@ def test_each_documented_quirk_shows_up_as_an_xfail(baseline):
         assert any(bug in r["expectation"]["reason"] for r in xfail.values()), bug
 
 
-def test_a_listed_case_that_passes_fails_the_run_as_xpass(baseline, tmp_path):
+def test_a_listed_case_that_passes_fails_the_run_as_xpass(baseline: Outcome, tmp_path: pathlib.Path) -> None:
     _, _, res = baseline
     passing = next(r["id"] for r in res["results"] if r["status"] == "PASS")
     exp = tmp_path / "starnix.txt"
@@ -104,7 +110,7 @@ def test_a_listed_case_that_passes_fails_the_run_as_xpass(baseline, tmp_path):
     assert got["counts"]["xpass"] == 1 and got["ok"] is False
 
 
-def test_a_line_matching_no_case_fails_the_run_as_stale(tmp_path):
+def test_a_line_matching_no_case_fails_the_run_as_stale(tmp_path: pathlib.Path) -> None:
     exp = tmp_path / "starnix.txt"
     exp.write_text(open(expectations_file()).read() +
                    "Required.No.Such.Case  # fxbug.dev/000000000 removed long ago\n")
@@ -115,7 +121,7 @@ def test_a_line_matching_no_case_fails_the_run_as_stale(tmp_path):
     assert [s["pattern"] for s in got["stale"]] == ["Required.No.Such.Case"]
 
 
-def test_a_failing_case_no_longer_listed_fails_the_run(baseline, tmp_path):
+def test_a_failing_case_no_longer_listed_fails_the_run(baseline: Outcome, tmp_path: pathlib.Path) -> None:
     _, _, res = baseline
     victim = next(r for r in res["results"] if r["status"] == "XFAIL")
     lines = open(expectations_file()).read().splitlines(True)

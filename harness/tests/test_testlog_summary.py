@@ -1,5 +1,6 @@
 """The closing line of ./pecs test: Bazel's logs, the JUnit files of steps outside Bazel
 (the stress mode) and the steps that failed all count in it."""
+import pathlib
 import os
 import subprocess
 import sys
@@ -17,13 +18,13 @@ JUNIT = """<?xml version="1.0"?>
 """
 
 
-def summary(tmp_path, *args):
+def summary(tmp_path: pathlib.Path, *args: str) -> tuple[int, str]:
     p = subprocess.run([sys.executable, TOOL, str(tmp_path / "no-testlogs")] + list(args),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     return p.returncode, p.stdout
 
 
-def test_a_junit_file_counts_its_cases(tmp_path):
+def test_a_junit_file_counts_its_cases(tmp_path: pathlib.Path) -> None:
     j = tmp_path / "stress.xml"
     j.write_text(JUNIT)
     rc, out = summary(tmp_path, "--junit", str(j))
@@ -34,7 +35,7 @@ def test_a_junit_file_counts_its_cases(tmp_path):
     assert rc == 0 and out.strip().endswith("tests: 2 passed, 0 failed, 1 skipped")
 
 
-def test_a_failed_step_and_a_missing_junit_file_are_failures(tmp_path):
+def test_a_failed_step_and_a_missing_junit_file_are_failures(tmp_path: pathlib.Path) -> None:
     j = tmp_path / "stress.xml"
     j.write_text(JUNIT.replace('<failure message="verdict changed"/>', ""))
     rc, out = summary(tmp_path, "--junit", str(j), "--failed-step", "asan")

@@ -1,5 +1,6 @@
 """The generator reproduces the checked-in vector files, and its tables hold up."""
 
+import pathlib
 import io
 import json
 import os
@@ -14,12 +15,12 @@ VECTORS = os.environ.get("PECS_VECTORS_DIR") or generate.default_vectors_dir()
 
 
 @pytest.mark.parametrize("path", sorted(generate.render()))
-def test_checked_in_file_is_byte_identical(path):
+def test_checked_in_file_is_byte_identical(path: str) -> None:
     with open(os.path.join(VECTORS, path), encoding="utf-8") as f:
         assert f.read() == generate.render()[path], "run: python3 -m pecs_vectors.tool regen"
 
 
-def test_check_mode_passes_on_tree_and_fails_on_stale_copy(tmp_path):
+def test_check_mode_passes_on_tree_and_fails_on_stale_copy(tmp_path: pathlib.Path) -> None:
     out = io.StringIO()
     assert generate.check(VECTORS, out) == 0, out.getvalue()
     generate.write(str(tmp_path), io.StringIO())
@@ -30,14 +31,14 @@ def test_check_mode_passes_on_tree_and_fails_on_stale_copy(tmp_path):
     assert '-          "size": 137' in out.getvalue() and '+          "size": 136' in out.getvalue()
 
 
-def test_output_is_deterministic():
+def test_output_is_deterministic() -> None:
     assert generate.render() == generate.render()
     for text in generate.render().values():
         assert text.endswith("}\n")
         assert document.dumps(json.loads(text)) == text
 
 
-def test_read_format_counts_and_sizes():
+def test_read_format_counts_and_sizes() -> None:
     doc = json.loads(generate.render()["read_format/read_format.json"])
     tests = [t for g in doc["testGroups"] for t in g["tests"]]
     assert len(tests) == 64
@@ -52,7 +53,7 @@ def test_read_format_counts_and_sizes():
         "member[1].value", "member[1].id", "member[1].lost"]
 
 
-def test_mmap_page_offsets_match_fact_sheet():
+def test_mmap_page_offsets_match_fact_sheet() -> None:
     doc = json.loads(generate.render()["mmap_page/mmap_page.json"])
     offs = {t["name"]: t["offset"] for t in doc["testGroups"][0]["tests"]}
     assert offs["capabilities"] == 40 and offs["pmc_width"] == 48 and offs["time_mult"] == 52
@@ -60,7 +61,7 @@ def test_mmap_page_offsets_match_fact_sheet():
     assert offs["data_head"] == 1024 and offs["aux_size"] == 1080
 
 
-def test_ioctl_encoding_matches_known_numbers():
+def test_ioctl_encoding_matches_known_numbers() -> None:
     enc = {name: ioctl_requests.ioc(d, uapi.PERF_IOC_TYPE, nr, size)
            for name, d, nr, size in [("ID", uapi.IOC_READ, 7, 8), ("QUERY_BPF", 3, 10, 8),
                                      ("ENABLE", 0, 0, 0), ("PAUSE", uapi.IOC_WRITE, 9, 4)]}
@@ -69,18 +70,18 @@ def test_ioctl_encoding_matches_known_numbers():
         ioctl_requests.ioc(0, 0x24, 256, 0)
 
 
-def test_data_src_default():
+def test_data_src_default() -> None:
     assert uapi.MEM_NA == 0x1E05080021
 
 
-def test_read_size_formula_and_field_walk_agree():
+def test_read_size_formula_and_field_walk_agree() -> None:
     for rf in range(32):
         for nr in (1, 2, 3, 7):
             fields = layout.read_format_fields(rf, nr)
             assert 8 * len(fields) == layout.read_size_formula(rf, nr)
 
 
-def test_record_encoder_known_shapes():
+def test_record_encoder_known_shapes() -> None:
     s = dict(record_layout.BASE_SAMPLE, ips=[0x12345678], addr=0)
     rec = record_layout.encode(uapi.sample("IP", "TID"), 0, 1, dict(s, pid=42, tid=43), [1], {})
     # Fuchsia's Starnix FXT unit test expects exactly this 24-byte record.
@@ -91,7 +92,7 @@ def test_record_encoder_known_shapes():
     assert struct.unpack("<5Q", bytes(rec.data)[8:]) == (4, (1 << 64) - 512, 5, 6, 7)
 
 
-def test_every_record_vector_is_consistent():
+def test_every_record_vector_is_consistent() -> None:
     doc = json.loads(generate.render()["record_layout/record_layout.json"])
     for g in doc["testGroups"]:
         for t in g["tests"]:
@@ -104,7 +105,7 @@ def test_every_record_vector_is_consistent():
                 assert t["sample"]["addr"] == "0x0"
 
 
-def test_generator_refuses_unknown_source_and_flag():
+def test_generator_refuses_unknown_source_and_flag() -> None:
     vf = document.VectorFile("x", {"A": "a"})
     with pytest.raises(ValueError):
         vf.group("XTest", "ref-engine", "r")

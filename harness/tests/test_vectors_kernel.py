@@ -17,6 +17,7 @@ import os
 import shutil
 import struct
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -36,14 +37,14 @@ CONSTANT = {"header", "RAW", "WEIGHT", "WEIGHT_STRUCT", "DATA_SRC", "TRANSACTION
             "DATA_PAGE_SIZE", "CALLCHAIN:context", "READ:nr", "READ:lost"}
 
 
-def _record_vectors():
+def _record_vectors() -> list[dict[str, Any]]:
     with open(os.path.join(VECTORS, record_layout.PATH), encoding="utf-8") as f:
         doc = json.load(f)
     return [t for g in doc["testGroups"] for t in g["tests"]]
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory):
+def capture(tmp_path_factory: pytest.TempPathFactory) -> str:
     if shutil.which("gcc") is None:
         pytest.skip("gcc not installed")
     exe = str(tmp_path_factory.mktemp("capture") / "capture_sample")
@@ -55,13 +56,13 @@ def capture(tmp_path_factory):
     return exe
 
 
-def _run(exe, t):
+def _run(exe: str, t: dict[str, Any]) -> tuple[int, int, int, list[int], bytes]:
     r = subprocess.run([exe, hex(t["sample_type"]), hex(t["read_format"]), str(t["nr_members"])],
                        stdout=subprocess.PIPE, universal_newlines=True, timeout=60)
     if r.returncode == 2:
         pytest.skip("kernel refused the event: " + r.stdout.strip())
     assert r.returncode == 0, r.stdout
-    out = {}
+    out: dict[str, list[str]] = {}
     for line in r.stdout.splitlines():
         key, _, rest = line.partition(" ")
         out[key] = rest.split()
@@ -69,12 +70,12 @@ def _run(exe, t):
     return pid, tid, ncpus, [int(i) for i in out["ids"]], bytes.fromhex(out["record"][0])
 
 
-def _u64(data, off):
+def _u64(data: bytes, off: int) -> int:
     return struct.unpack_from("<Q", data, off)[0]
 
 
 @pytest.mark.parametrize("t", _record_vectors(), ids=lambda t: "tc%d" % t["tcId"])
-def test_vector_matches_kernel_capture(capture, t):
+def test_vector_matches_kernel_capture(capture: str, t: dict[str, Any]) -> None:
     pid, tid, ncpus, ids, got = _run(capture, t)
     st, rf, nr = t["sample_type"], t["read_format"], t["nr_members"]
     sample = dict(t["sample"], addr=int(t["sample"]["addr"], 16), ips=[int(a, 16) for a in t["sample"]["ips"]])

@@ -1,5 +1,6 @@
 """to_c.py turns every area, including fxt/markup streams, into C that compiles."""
 
+import pathlib
 import json
 import os
 import shutil
@@ -35,11 +36,11 @@ FXT_DOC = {
 }
 
 
-def _vector_paths(root):
+def _vector_paths(root: str) -> list[str]:
     return [os.path.join(root, p) for p in lint.vector_files(root)]
 
 
-def test_stream_vector_validates(tmp_path):
+def test_stream_vector_validates(tmp_path: pathlib.Path) -> None:
     root = tmp_path / "vectors"
     shutil.copytree(VECTORS, str(root))
     (root / "fxt_example").mkdir()
@@ -56,7 +57,7 @@ ARRAYS = {"read_format": "pecs_vec_read_formats", "record_layout": "pecs_vec_rec
           "fxt": "pecs_vec_fxt", "markup": "pecs_vec_markup"}
 
 
-def test_counts_follow_the_json():
+def test_counts_follow_the_json() -> None:
     paths = _vector_paths(VECTORS)
     src = to_c.convert(paths)
     counts = dict.fromkeys(ARRAYS, 0)
@@ -70,10 +71,10 @@ def test_counts_follow_the_json():
     assert counts["read_format"] == 64
 
 
-def test_unknown_area_is_skipped_or_refused(tmp_path):
+def test_unknown_area_is_skipped_or_refused(tmp_path: pathlib.Path) -> None:
     p = tmp_path / "x.json"
     p.write_text(json.dumps(dict(FXT_DOC, area="nope")))
-    warnings = []
+    warnings: list[str] = []
     src = to_c.convert([str(p)], warn=warnings.append)
     assert "no C emitter for area 'nope'" in warnings[0]
     assert "const size_t pecs_vec_fxt_count = 0;" in src
@@ -81,12 +82,12 @@ def test_unknown_area_is_skipped_or_refused(tmp_path):
         to_c.convert([str(p)], strict=True)
 
 
-def test_c_string_escapes():
+def test_c_string_escapes() -> None:
     assert to_c.c_string('a"b\\c??=\n') == '"a\\"b\\\\c\\077\\077=\\012"'
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
-def test_generated_c_compiles_warning_clean(tmp_path):
+def test_generated_c_compiles_warning_clean(tmp_path: pathlib.Path) -> None:
     fxt = tmp_path / "fxt.json"
     fxt.write_text(json.dumps(FXT_DOC))
     src = tmp_path / "vectors.c"
@@ -118,7 +119,7 @@ def test_generated_c_compiles_warning_clean(tmp_path):
     ('{"area": "fxt", "testGroups": [{"tests": [{"tcId": 1}]}]}', "cannot convert a test"),
 ])
 def test_a_bad_vectors_file_exits_2_naming_it_and_the_others_are_still_read(
-        tmp_path, capsys, content, why):
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], content: str, why: str) -> None:
     good = tmp_path / "a_good.json"
     good.write_text(json.dumps(FXT_DOC))
     broken = tmp_path / "b_broken.json"
@@ -138,7 +139,7 @@ def test_a_bad_vectors_file_exits_2_naming_it_and_the_others_are_still_read(
     assert not out.exists()
 
 
-def test_the_command_line_says_one_line_not_a_traceback(tmp_path):
+def test_the_command_line_says_one_line_not_a_traceback(tmp_path: pathlib.Path) -> None:
     broken = tmp_path / "x.json"
     broken.write_text("{}")
     p = subprocess.run(["/usr/bin/python3", to_c.__file__, "--out", str(tmp_path / "o.c"),

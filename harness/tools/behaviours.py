@@ -23,14 +23,14 @@ DOC = os.path.join(ROOT, "docs", "behaviours.md")
 ROW = re.compile(r"^\|\s*([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)\s*\|")
 
 
-def declared_cases(runner):
+def declared_cases(runner: str) -> dict[str, list[str]]:
     """{case id: [behaviour ids]} as a built runner lists them (`RUNNER --list`).
 
     The binary is asked rather than the sources parsed, because some cases are stamped
     out by macros and only the linked registry knows them all."""
     listing = subprocess.run([runner, "--list"], check=True, capture_output=True,
                              text=True).stdout
-    out = {}
+    out: dict[str, list[str]] = {}
     for line in listing.splitlines():
         parts = line.split("\t")
         if len(parts) != 3 or not parts[2].startswith("behaviours="):
@@ -40,14 +40,14 @@ def declared_cases(runner):
     return out
 
 
-def short(case_id):
+def short(case_id: str) -> str:
     return case_id.split(".", 1)[1] if case_id.startswith("Required.") else case_id
 
 
-def ref_status(results_path):
+def ref_status(results_path: str) -> dict[str, str]:
     """{behaviour id: status word} from a ref results JSON file."""
     data = json.load(open(results_path))
-    per = {}
+    per: dict[str, list[str]] = {}
     for r in data["results"]:
         for b in r.get("behaviours", []):
             per.setdefault(b, []).append(r["status"])
@@ -66,22 +66,24 @@ def ref_status(results_path):
     return words
 
 
-def split_row(line):
+def split_row(line: str) -> list[str]:
     """Cells of a Markdown table row; an escaped pipe (\\|) stays inside its cell."""
     body = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
     return [c.strip().replace("\x00", "\\|")
             for c in body.replace("\\|", "\x00").split("|")]
 
 
-def process(runner, write, ref_results=None, doc=DOC):
+def process(runner: str, write: bool, ref_results: str | None = None, doc: str = DOC) -> list[str]:
     cases = declared_cases(runner)
-    by_behaviour = {}
+    by_behaviour: dict[str, list[str]] = {}
     for cid, bs in cases.items():
         for b in bs:
             by_behaviour.setdefault(b, []).append(cid)
     refs = ref_status(ref_results) if ref_results else None
     lines = open(doc, encoding="utf-8").read().split("\n")
-    known, problems, out = set(), [], []
+    known: set[str] = set()
+    problems: list[str] = []
+    out: list[str] = []
     for n, line in enumerate(lines, 1):
         m = ROW.match(line)
         if not m:
@@ -119,7 +121,7 @@ def process(runner, write, ref_results=None, doc=DOC):
     return problems
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["check", "write"])

@@ -17,13 +17,14 @@ import os
 import re
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 CMOCKA = re.compile(r"^\[\s+(PASSED|FAILED|SKIPPED)\s+\] (\d+) test\(s\)", re.M)
 PYTEST = re.compile(r"^=+ (.*?) in [\d.]+s", re.M)
 PYTEST_PART = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|error|errors)")
 
 
-def count_xml(path):
+def count_xml(path: str) -> tuple[int, int, int] | None:
     """(passed, failed, skipped) from a JUnit file, or None when it cannot be read."""
     try:
         root = ET.parse(path).getroot()
@@ -41,7 +42,7 @@ def count_xml(path):
     return (p, f, s) if p + f + s else None
 
 
-def count_log(text):
+def count_log(text: str) -> tuple[int, int, int] | None:
     """Returns (passed, failed, skipped) or None when the log has no runner summary."""
     found = CMOCKA.findall(text)
     if found:
@@ -64,16 +65,16 @@ def count_log(text):
     return None
 
 
-def target_dirs(testlogs, labels):
+def target_dirs(testlogs: str, labels: list[str]) -> Iterator[tuple[str, str]]:
     for label in labels:
         pkg, _, name = label.lstrip("/").partition(":")
         yield label, os.path.join(testlogs, pkg, name)
 
 
-def newest_run(folder):
+def newest_run(folder: str) -> list[str]:
     """The logs of the target's latest run: its own test.log, or its shard_K_of_N or
     run_K_of_N logs, whichever set was written last (older sets are leftovers)."""
-    groups = {}
+    groups: dict[str, list[str]] = {}
     if os.path.isfile(os.path.join(folder, "test.log")):
         groups["plain"] = [os.path.join(folder, "test.log")]
     if os.path.isdir(folder):
@@ -91,7 +92,7 @@ def newest_run(folder):
     return groups.get("plain") or groups.get("shard") or groups["run"]
 
 
-def logs(args):
+def logs(args: argparse.Namespace) -> Iterator[tuple[str, str | None]]:
     """(folder, its test.log or None) for every log that counts."""
     if args.targets:
         with open(args.targets) as f:
@@ -110,7 +111,7 @@ def logs(args):
                 yield root, log
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("testlogs", help="the bazel-testlogs folder")
     ap.add_argument("--since", type=float, default=0.0)
@@ -141,8 +142,8 @@ def main():
             failed += 1
             continue
         targets += 1
-        with open(log, errors="replace") as f:
-            text = f.read()
+        with open(log, errors="replace") as logfile:
+            text = logfile.read()
         counted = count_log(text)
         if counted is None:
             counted = count_xml(os.path.join(os.path.dirname(log), "test.xml"))

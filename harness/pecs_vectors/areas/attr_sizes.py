@@ -13,7 +13,7 @@ NOTES = {
 }
 
 
-def build():
+def build() -> VectorFile:
     vf = VectorFile(AREA, NOTES)
     fields, total = layout.natural_layout(uapi.ATTR_FIELDS)
     offsets = {name: offset for name, offset, _ in fields}

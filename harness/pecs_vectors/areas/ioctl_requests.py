@@ -21,14 +21,14 @@ _DIRS = {  # macro -> (dir bits, dir name, flag)
 }
 
 
-def ioc(direction, typ, nr, size):
+def ioc(direction: int, typ: int, nr: int, size: int) -> int:
     if size >= 1 << uapi.IOC_SIZEBITS or nr >= 1 << uapi.IOC_NRBITS:
         raise ValueError("ioctl field out of range")
     return ((direction << uapi.IOC_DIRSHIFT) | (typ << uapi.IOC_TYPESHIFT) |
             (nr << uapi.IOC_NRSHIFT) | (size << uapi.IOC_SIZESHIFT))
 
 
-def build():
+def build() -> VectorFile:
     vf = VectorFile(AREA, NOTES)
     g = vf.group("IoctlRequestTest", "uapi-header",
                  "include/uapi/linux/perf_event.h (Linux 6.12), PERF_EVENT_IOC_*; "

@@ -16,7 +16,7 @@ NOTES = {
 PAGE_HEAD_SIZE = 1024
 
 
-def build():
+def build() -> VectorFile:
     vf = VectorFile(AREA, NOTES)
     fields, total = layout.natural_layout(uapi.MMAP_PAGE_FIELDS)
     if total != PAGE_HEAD_SIZE + 8 * 8:

@@ -1,7 +1,7 @@
 """read() layouts for every read_format, single and GROUP."""
 
 from .. import layout, uapi
-from ..document import VectorFile
+from ..document import Group, VectorFile
 
 AREA = "read_format"
 PATH = "read_format/read_format.json"
@@ -24,17 +24,17 @@ _NAMES = (
 _OPTIONAL_MASK = sum(uapi.FORMAT_OPTIONAL_BITS)
 
 
-def format_name(read_format):
+def format_name(read_format: int) -> str:
     names = [name for bit, name in _NAMES if read_format & bit]
     return "|".join(names) if names else "0"
 
 
-def optional_subsets():
+def optional_subsets() -> list[int]:
     """The 16 combinations of the optional bits, in numeric order."""
     return [rf for rf in range(_OPTIONAL_MASK + 1) if rf & ~_OPTIONAL_MASK == 0]
 
 
-def _flags(read_format, group):
+def _flags(read_format: int, group: int) -> list[str]:
     flags = ["GroupRead" if group else "SingleRead"]
     optional = read_format & _OPTIONAL_MASK
     if optional == 0:
@@ -46,7 +46,7 @@ def _flags(read_format, group):
     return flags
 
 
-def _add(group, read_format, nr_members, comment):
+def _add(group: Group, read_format: int, nr_members: int, comment: str) -> None:
     fields = layout.read_format_fields(read_format, nr_members)
     size = fields[-1][1] + fields[-1][2]
     if size != layout.read_size_formula(read_format, nr_members):
@@ -56,7 +56,7 @@ def _add(group, read_format, nr_members, comment):
               fields=[{"name": n, "offset": o, "size": s} for n, o, s in fields])
 
 
-def build():
+def build() -> VectorFile:
     vf = VectorFile(AREA, NOTES)
     ref = ("include/uapi/linux/perf_event.h (Linux 6.12), the 'struct read_format' comment above "
            "enum perf_event_read_format; man 2 perf_event_open, section 'Reading results'")

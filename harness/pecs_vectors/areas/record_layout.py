@@ -9,9 +9,11 @@ inputs and listed in `dynamic`, so a checker patches or skips exactly those byte
 
 import itertools
 import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import layout, uapi
-from ..document import VectorFile, hex_bytes, hex_u64
+from ..document import Group, VectorFile, hex_bytes, hex_u64
 from .read_format import format_name, optional_subsets
 
 AREA = "record_layout"
@@ -43,7 +45,7 @@ HOST_DEPENDENT = {"CGROUP": "cgroup", "CODE_PAGE_SIZE": "code_page_size"}
 SOFTWARE_DEFAULTS = ("RAW", "WEIGHT", "WEIGHT_STRUCT", "DATA_SRC", "TRANSACTION",
                      "PHYS_ADDR", "DATA_PAGE_SIZE")
 
-BASE_SAMPLE = {
+BASE_SAMPLE: dict[str, Any] = {
     "pid": 4242,
     "tid": 4243,
     "time": 1234567890123,
@@ -60,28 +62,29 @@ class _Record:
     """The bytes, the dynamic ranges, and a label for every word written (`words`, not
     published: the kernel cross-check uses it to know what each word means)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.data = bytearray()
-        self.dynamic = []
-        self.words = []
-        self.label = None
+        self.dynamic: list[dict[str, Any]] = []
+        self.words: list[tuple[int, int, str]] = []
+        self.label = ""
 
-    def u32(self, value):
+    def u32(self, value: int) -> None:
         self.words.append((len(self.data), 4, self.label))
         self.data += struct.pack("<I", value)
 
-    def u64(self, value, dynamic=None):
+    def u64(self, value: int, dynamic: str | None = None) -> None:
         self.words.append((len(self.data), 8, self.label))
         if dynamic:
             self.dynamic.append({"offset": len(self.data), "size": 8, "field": dynamic})
         self.data += struct.pack("<Q", value)
 
 
-def _set_bits(sample_type):
+def _set_bits(sample_type: int) -> list[str]:
     return [name for name in ORDER if sample_type & uapi.sample(name)]
 
 
-def _put_read(rec, read_format, nr_members, ids, read):
+def _put_read(rec: _Record, read_format: int, nr_members: int, ids: Sequence[int],
+              read: dict[str, Any]) -> None:
     """The READ field, placed with the read() field walk rather than ad hoc code."""
     for name, _offset, _size in layout.read_format_fields(read_format, nr_members):
         rec.label = "READ:" + name
@@ -106,7 +109,8 @@ def _put_read(rec, read_format, nr_members, ids, read):
                 rec.u64(read["lost"][i])
 
 
-def encode(sample_type, read_format, nr_members, sample, ids, read):
+def encode(sample_type: int, read_format: int, nr_members: int, sample: dict[str, Any],
+           ids: Sequence[int], read: dict[str, Any]) -> _Record:
     rec = _Record()
     rec.label = "header"
     rec.u32(uapi.RECORD_SAMPLE)
@@ -160,7 +164,7 @@ def encode(sample_type, read_format, nr_members, sample, ids, read):
     return rec
 
 
-def _sample_for(sample_type, nr_ips=None):
+def _sample_for(sample_type: int, nr_ips: int | None = None) -> dict[str, Any]:
     s = dict(BASE_SAMPLE)
     s["ips"] = list(BASE_SAMPLE["ips"] if nr_ips is None else
                     [0x401000 + 0x10 * i for i in range(nr_ips)])
@@ -171,27 +175,28 @@ def _sample_for(sample_type, nr_ips=None):
     return s
 
 
-def _name(sample_type):
+def _name(sample_type: int) -> str:
     return "|".join(_set_bits(sample_type))
 
 
-def _add(group, comment, flags, sample_type, read_format=0, nr_members=1, nr_ips=None):
+def _add(group: Group, comment: str, flags: Iterable[str], sample_type: int, read_format: int = 0,
+         nr_members: int = 1, nr_ips: int | None = None) -> None:
     sample = _sample_for(sample_type, nr_ips)
     group_read = read_format & uapi.FORMAT_GROUP
     ids = EVENT_IDS[:nr_members] if group_read else EVENT_IDS[:1]
     read = {k: (v[:len(ids)] if isinstance(v, list) else v) for k, v in READ_INPUT.items()}
     rec = encode(sample_type, read_format, nr_members, sample, ids, read)
-    flags = list(flags)
+    flag_list = list(flags)
     bits = _set_bits(sample_type)
-    if "CALLCHAIN" in bits and "Callchain" not in flags:
-        flags.append("Callchain")
+    if "CALLCHAIN" in bits and "Callchain" not in flag_list:
+        flag_list.append("Callchain")
     if "READ" in bits:
-        flags.append("ReadGroup" if group_read else "ReadSingle")
+        flag_list.append("ReadGroup" if group_read else "ReadSingle")
     if any(b in SOFTWARE_DEFAULTS for b in bits):
-        flags.append("SoftwareDefault")
+        flag_list.append("SoftwareDefault")
     if any(b in HOST_DEPENDENT for b in bits):
-        flags.append("HostDependent")
-    test = {
+        flag_list.append("HostDependent")
+    test: dict[str, Any] = {
         "sample_type": sample_type,
         "read_format": read_format,
         "nr_members": nr_members if group_read else 1,
@@ -206,10 +211,10 @@ def _add(group, comment, flags, sample_type, read_format=0, nr_members=1, nr_ips
         test["read"] = read
     test.update({"misc": uapi.MISC_USER, "size": len(rec.data), "expected": hex_bytes(rec.data),
                  "dynamic": rec.dynamic})
-    group.add(comment, flags, **test)
+    group.add(comment, flag_list, **test)
 
 
-def build():
+def build() -> VectorFile:
     vf = VectorFile(AREA, NOTES)
     ref = ("kernel/events/core.c (Linux 6.12): perf_output_sample() for the field order, "
            "perf_prepare_sample() for the values a software event gets; "

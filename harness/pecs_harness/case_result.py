@@ -1,0 +1,38 @@
+"""One case's result as the harness handles it, and the expectations line that gated it.
+
+Results files (pecs-results-1) carry each as a JSON object; from_json reads one and the
+report's summary.json writes the fields it shows with asdict, so the formats on disk stay
+as the runners and the report readers know them."""
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Expectation:
+    """The expectations line that matched a case: where it is and why the case fails."""
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass
+class CaseResult:
+    id: str
+    status: str            # after the expectations file: XFAIL, XPASS, ...
+    raw_status: str        # as the case ended, before any expectations file
+    message: str = ""
+    features: list[str] = field(default_factory=list)
+    behaviours: list[str] = field(default_factory=list)
+    expectation: Expectation | None = None
+    duration_ms: float | None = None
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CaseResult":
+        """A result entry of a results file (already checked by results.check)."""
+        exp = d.get("expectation")
+        return cls(id=d["id"], status=d["status"], raw_status=d.get("raw_status") or d["status"],
+                   message=d.get("message") or "", features=list(d.get("features", [])),
+                   behaviours=list(d.get("behaviours", [])),
+                   expectation=Expectation(exp["file"], exp["line"], exp["reason"])
+                   if exp else None,
+                   duration_ms=d.get("duration_ms"))

@@ -1,0 +1,154 @@
+"""The symbolizer-markup stream vectors (vectors/markup/markup_stream.json): each test's
+text and the samples, ring bytes and error an engine must produce for it.
+
+tcIds are handed out in the order tests are added: add new tests at the end of
+build_markup's last builder, never between existing ones (docs/vectors.md)."""
+
+from collections.abc import Callable, Iterable, Sequence
+
+from . import document
+from .markup_pack import Markup
+from .stream_emit import M, MARKUP_REF, NOTES, PERIOD, ST_MARKUP, emit
+
+
+# add(comment, flags, stream) of one group's tests.
+_Add = Callable[[str, Iterable[str], Markup], None]
+
+
+def _detect_markup(vf: document.VectorFile) -> None:
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+
+    def add(comment: str, out: Markup, flags: Iterable[str] = ("Detect",)) -> None:
+        emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
+
+    add("detect: markup found by the absence of the magic word",
+        Markup(M).sample(1001, 1002, [0x401000, 0x401100]).finish())
+    add("detect: markup shorter than 8 bytes", Markup(M).text("1001\n").finish())
+    add("detect: first byte as in FXT, then text: markup, and a bad line",
+        Markup(M).bad("MARKUP_BAD_LINE", b"\x10abc\n"))
+
+
+def _set_block(out: Markup, pid: int, tid: int, ips: Sequence[int]) -> Markup:
+    """For streams written by hand with .text(): the block those lines leave open."""
+    out.block = [pid, tid, list(ips)]
+    return out
+
+
+def _markup(vf: document.VectorFile) -> None:
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+
+    def add(comment: str, flags: Iterable[str], out: Markup) -> None:
+        emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
+
+    _markup_valid(add)
+    _markup_bad(add)
+
+
+def _markup_valid(add: _Add) -> None:
+    """Well-formed markup: blocks, resets, whitespace, unknown tags and the koid map."""
+    add("empty text", [], Markup(M))
+    out = Markup(M).reset().text("{{{module:1:test_module.so:elf:0123cafe}}}\n"
+                                 "{{{mmap:0x3000:0x3000:load:1:rx:0x2000}}}\n")
+    out.sample(1001, 1002, [0x3010, 0x3200, 0x3300]).sample(1001, 1002, [0x3020]).finish()
+    add("Fuchsia profiler shape: reset, module, mmap, two samples (pc then ra frames)",
+        ["KoidMap"], out)
+    add("frames without a pc/ra suffix", [],
+        Markup(M).sample(2001, 2002, [0x10, 0x20], kinds=["", ""]).finish())
+    add("leading spaces and tabs, trailing blanks, CRLF line ends and blank lines", [],
+        _set_block(Markup(M).text("\n  1001\r\n\t1002 \n  {{{bt:0:0x401000:pc}}}  \r\n\n"
+                                  "\t{{{bt:1:0x402000:ra}}}\n"), 1001, 1002, [0x401000, 0x402000])
+        .close())
+    out = Markup(M)
+    out.sample(1001, 1002, [0x401000, 0x401100])
+    out.close()
+    out.block = [1001, 1002, [0x401200]]
+    out.text("{{{bt:0:0x401200:pc}}}\n").finish()
+    add("frame 0 again under the same ids starts a second sample", [], out)
+    out = Markup(M).sample(1001, 1002, [0x1]).reset().sample(2001, 2003, [0x2]).reset()
+    add("reset closes a block", [], out.finish())
+    add("unknown markup tags are skipped", ["Skipped"],
+        Markup(M).text("{{{symbol:_ZN4test3fooEv}}}\n").sample(1001, 1002, [0x7])
+        .text("{{{hexdict:x}}}\n").finish())
+    add("unmapped koids: the block is dropped and counted", ["KoidMap"],
+        Markup(M).sample(5, 6, [0x1]).sample(1001, 1002, [0x2]).finish())
+    add("upper-case hex and the largest 16-digit address", [],
+        Markup(M).sample(1001, 1002, [0xABCDEF, 0xffffffffffffffff]).finish())
+    out = Markup(M).text("1001\n1002\n")
+    out.sample(2001, 2002, [0x5])
+    add("a block without frames gives no sample", [], out.finish())
+    out = Markup(M)
+    for i in range(40):
+        pk, tk = [(1001, 1002), (2001, 2002), (2001, 2003)][i % 3]
+        out.sample(pk, tk, [0x401000 + 16 * i, 0x7f00000000 + i][: 1 + i % 2])
+    add("40 samples over three threads", ["KoidMap"], out.finish())
+    out = Markup(M)
+    out.sample(1001, 1002, [0x400000 + 8 * i for i in range(255)])
+    add("255 frames in one block", [], out.finish())
+
+
+def _markup_bad(add: _Add) -> None:
+    """Malformed markup: each line LLVM's filter refuses, after a delivered sample."""
+    def bad(comment: str, code: str, line: str, prefix: bool = True,
+            flags: Iterable[str] = ("Malformed",)) -> None:
+        out = Markup(M)
+        if prefix:
+            out.sample(1001, 1002, [0x401000]).close()
+            out.text("2001\n2002\n")
+            out.block = [2001, 2002, []]
+        out.bad(code, line)
+        add(comment, flags, out)
+
+    bad("{{{bt}}} (LLVM rejects: no fields)", "MARKUP_BAD_BT", "{{{bt}}}\n")
+    bad("{{{bt:0:0:}}} (LLVM rejects: address without 0x, empty type)", "MARKUP_BAD_BT", "{{{bt:0:0:}}}\n")
+    bad("{{{bt:0:0:pc:}}} (LLVM rejects: extra field)", "MARKUP_BAD_BT", "{{{bt:0:0:pc:}}}\n")
+    bad("{{{reset:}}} (LLVM rejects: reset takes no fields)", "MARKUP_BAD_RESET", "{{{reset:}}}\n")
+    bad("address 0x with no digits", "MARKUP_BAD_BT", "{{{bt:0:0x}}}\n")
+    bad("address of 17 hex digits", "MARKUP_BAD_BT", "{{{bt:0:0x12345678901234567:pc}}}\n")
+    bad("frame number not decimal", "MARKUP_BAD_BT", "{{{bt:x:0x1:pc}}}\n")
+    bad("frame type neither pc nor ra", "MARKUP_BAD_BT", "{{{bt:0:0x1:xx}}}\n")
+    bad("address with a non-hex digit", "MARKUP_BAD_BT", "{{{bt:0:0x12g4:pc}}}\n")
+    bad("element not closed", "MARKUP_BAD_ELEMENT", "{{{bt:0:0x1:pc}}\n")
+    bad("text after the element", "MARKUP_BAD_ELEMENT", "{{{bt:0:0x1:pc}}} trailing\n")
+    bad("empty tag", "MARKUP_BAD_ELEMENT", "{{{}}}\n")
+    bad("frame before any pid line", "MARKUP_BT_OUTSIDE_BLOCK", "{{{bt:0:0x1:pc}}}\n", prefix=False)
+    out = Markup(M).text("1001\n").bad("MARKUP_BT_OUTSIDE_BLOCK", "{{{bt:0:0x1:pc}}}\n")
+    add("frame after a pid line but no tid line", ["Malformed"], out)
+    out = Markup(M).sample(1001, 1002, [0x401000]).bad("MARKUP_BAD_FRAME_INDEX", "{{{bt:2:0x3:ra}}}\n")
+    add("frame numbers skip from 0 to 2 (the open block is not delivered)", ["Malformed"], out)
+    bad("first frame numbered 1", "MARKUP_BAD_FRAME_INDEX", "{{{bt:1:0x1:ra}}}\n")
+    out = Markup(M).sample(1001, 1002, [0x1]).close()
+    out.text("2001\n2002\n" + "".join("{{{bt:%d:0x%x:ra}}}\n" % (i, i) for i in range(255)))
+    out.bad("MARKUP_TOO_MANY_FRAMES", "{{{bt:255:0x1:ra}}}\n")
+    add("a 256th frame", ["Malformed"], out)
+    bad("a line of plain text", "MARKUP_BAD_LINE", "hello\n")
+    bad("pid line with a letter", "MARKUP_BAD_NUMBER", "12a\n")
+    bad("pid past 64 bits", "MARKUP_BAD_NUMBER", "99999999999999999999999\n")
+    bad("last line has no newline (half a line is never parsed)", "TRUNCATED",
+        "{{{bt:0:0x1:pc}}}", flags=("Malformed", "Truncated"))
+    bad("line longer than 4096 bytes", "MARKUP_LINE_TOO_LONG", "{{{bt:0:0x1:pc}}}" + " " * 4100 + "\n")
+    bad("module of a format other than elf", "MARKUP_BAD_MODULE", "{{{module:1:lib.so:coff:00}}}\n")
+    bad("module build id with an odd number of digits", "MARKUP_BAD_MODULE",
+        "{{{module:1:lib.so:elf:012}}}\n")
+    bad("mmap mode letters out of order", "MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1:xr:0x0}}}\n")
+    bad("mmap missing its vaddr", "MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1:rx}}}\n")
+
+
+def _markup_mmap_mode(vf: document.VectorFile) -> None:
+    """LLVM's filter reads an mmap mode as r, w, x in that order, each optional and in
+    either case, and refuses an empty one (added after the first publication)."""
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+    out = Markup(M).text("{{{module:1:lib.so:elf:0123cafe}}}\n"
+                         "{{{mmap:0x3000:0x1000:load:1:RX:0x0}}}\n")
+    out.sample(1001, 1002, [0x3010]).finish()
+    emit(g, "mmap mode in upper case is a mode", [], out, "markup", ST_MARKUP, PERIOD)
+    out = Markup(M).sample(1001, 1002, [0x401000]).reset()
+    out.bad("MARKUP_BAD_MMAP", "{{{mmap:0x1000:0x10:load:1::0x0}}}\n")
+    emit(g, "mmap with an empty mode", ["Malformed"], out, "markup", ST_MARKUP, PERIOD)
+
+
+def build_markup() -> document.VectorFile:
+    vf = document.VectorFile("markup", NOTES)
+    _markup(vf)
+    _detect_markup(vf)
+    _markup_mmap_mode(vf)
+    return vf
