@@ -92,7 +92,7 @@ void ref_engine_free(struct ref_engine *e)
 		return;
 	pthread_mutex_lock(&e->lock);
 	while (e->maps)
-		ref_engine_unmap_locked(e, e->maps->addr, e->maps->len, &d);
+		ref_event_munmap_locked(e, e->maps->addr, e->maps->len, &d);
 	for (size_t i = 0; i < e->nr_fds; i++) {
 		struct ref_event *ev = e->fds[i];
 
@@ -102,12 +102,22 @@ void ref_engine_free(struct ref_engine *e)
 			ref_event_put(ev, &d);
 		}
 	}
-	ref_defer_run(e, &d);
+	ref_event_defer_run(e, &d);
 	pthread_mutex_unlock(&e->lock);
 	free(e->fds);
 	pthread_cond_destroy(&e->wake);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+struct ref_event *ref_engine_fd_lookup(struct ref_engine *e, int fd)
+{
+	size_t i;
+
+	if (fd < e->first_fd)
+		return NULL;
+	i = (size_t)(fd - e->first_fd);
+	return i < e->nr_fds ? e->fds[i] : NULL;
 }
 
 int ref_engine_fd_install(struct ref_engine *e, struct ref_event *ev)

@@ -2,8 +2,28 @@
 #ifndef REF_ENGINE_H
 #define REF_ENGINE_H
 
+#include <pthread.h>
+
 #include "ref/event/event.h"
 
+/* All of one engine's state. The event code reads the limits and the policy and keeps
+ * the mapping list and the mlock accounting; everything else is the engine's. */
+struct ref_engine {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
+	struct ref_policy policy;
+	struct ref_limits lim;
+	uint64_t next_id;
+	int first_fd;
+	struct ref_event **fds;
+	size_t nr_fds;
+	struct ref_mapping *maps;
+	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
+	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
+};
+
+/* The event behind an engine fd, or NULL. */
+struct ref_event *ref_engine_fd_lookup(struct ref_engine *e, int fd);
 /* Installs ev at the lowest free engine fd; returns the fd or -ENOMEM. */
 int ref_engine_fd_install(struct ref_engine *e, struct ref_event *ev);
 void ref_engine_fd_remove(struct ref_engine *e, int fd);

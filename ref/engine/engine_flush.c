@@ -54,7 +54,7 @@ static void flush(struct ref_engine *e, int fd, enum flush_scope scope)
 	if (scope == FLUSH_NONE)
 		return;
 	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (ev)
 		n = collect(ev, scope, evs);
 	for (size_t i = 0; i < n; i++) {
@@ -71,7 +71,7 @@ static void flush(struct ref_engine *e, int fd, enum flush_scope scope)
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < kept; i++)
 		ref_event_put(evs[i], &d);
-	ref_defer_run(e, &d);
+	ref_event_defer_run(e, &d);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -105,7 +105,7 @@ void ref_engine_flush_for_read(struct ref_engine *e, int fd)
 	struct ref_event *ev;
 
 	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (ev)
 		scope = (ev->attr.read_format & PECS_FORMAT_GROUP) ? FLUSH_GROUP : FLUSH_EVENT;
 	pthread_mutex_unlock(&e->lock);

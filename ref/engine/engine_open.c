@@ -31,7 +31,7 @@ static int clock_valid(int clockid)
 
 static int leader_gone(const struct ref_event *leader)
 {
-	return leader->pid != -1 && ref_task_exited(leader->tid, leader->same_process);
+	return leader->pid != -1 && ref_event_task_exited(leader->tid, leader->same_process);
 }
 
 /* Checks that need only the attr, before any task or group is looked at. */
@@ -127,14 +127,14 @@ static int check_read_size(const struct ref_event *leader, const struct ref_even
 {
 	uint32_t n = leader ? leader->nr_siblings + 2 : 1;
 
-	if (ref_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_record_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	if (!leader)
 		return 0;
-	if (ref_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_record_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	for (uint32_t i = 0; i < leader->nr_siblings; i++)
-		if (ref_read_size(leader->siblings[i]->attr.read_format, n) >
+		if (ref_record_read_size(leader->siblings[i]->attr.read_format, n) >
 		    PECS_READ_SIZE_MAX)
 			return -E2BIG;
 	return 0;
@@ -169,8 +169,8 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 		ev->attr.flags &= ~PECS_ATTR_FREQ;
 	}
 	ev->last_period = ev->period;
-	if (ref_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
-	    ref_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
+	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
+	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
 		free(ev);
 		return NULL;
 	}
@@ -199,7 +199,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if (err)
 		return err;
 	if (group_fd != -1) {
-		leader = ref_event_lookup(e, group_fd);
+		leader = ref_engine_fd_lookup(e, group_fd);
 		if (!leader)
 			return -EBADF;
 		if (leader_gone(leader))
@@ -210,7 +210,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 			leader = NULL;
 	}
 	if (pid != -1 && !(flags & PECS_FLAG_PID_CGROUP)) {
-		err = ref_task_find(pid, &tid, &same_process);
+		err = ref_event_task_find(pid, &tid, &same_process);
 		if (err)
 			return err;
 		has_task = 1;
@@ -224,7 +224,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
 		return -EINVAL;
 	if (has_task) {
-		err = ref_policy_allow_task(&e->policy, ref_task_proc_id(tid, same_process),
+		err = ref_policy_allow_task(&e->policy, ref_event_task_proc_id(tid, same_process),
 					    same_process);
 		if (err)
 			return err;
@@ -246,7 +246,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if (!err && (a.aux_action & 6))
 		err = -EINVAL;
 	if (!err && leader)
-		err = ref_group_add(leader, ev);
+		err = ref_event_group_add(leader, ev);
 	if (!err) {
 		fd = ref_engine_fd_install(e, ev);
 		if (fd < 0) {
@@ -258,12 +258,12 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if (err) {
 		ev->leader = ev;
 		ref_event_put(ev, &d);
-		ref_defer_run(e, &d);
+		ref_event_defer_run(e, &d);
 		return err;
 	}
 	if (!(a.flags & PECS_ATTR_DISABLED)) {
 		ref_event_enable(ev, &d);
-		ref_defer_run(e, &d);
+		ref_event_defer_run(e, &d);
 	}
 	return fd;
 }

@@ -1,4 +1,4 @@
-/* The engine's private state: events, their groups, their ring buffers and mappings.
+/* The events an engine holds: their groups, their ring buffers and mappings.
  * Every function here expects the engine lock held unless it says otherwise. */
 #ifndef REF_EVENT_H
 #define REF_EVENT_H
@@ -11,6 +11,7 @@
 #include "ref/attr/attr.h"
 #include "ref/record/record.h"
 
+struct ref_engine; /* engine/engine.h: its fields are the engine's */
 struct ref_ring;
 struct ref_event;
 
@@ -84,20 +85,6 @@ struct ref_event {
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
 };
 
-struct ref_engine {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
-	struct ref_policy policy;
-	struct ref_limits lim;
-	uint64_t next_id;
-	int first_fd;
-	struct ref_event **fds;
-	size_t nr_fds;
-	struct ref_mapping *maps;
-	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
-	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
-};
-
 /* Profiler hooks to run once the engine lock is dropped. */
 struct ref_defer_item {
 	struct ref_event *ev;
@@ -115,20 +102,19 @@ struct ref_defer {
 };
 
 /* ---- sources (event_source.c) ---- */
-int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
+int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
 		    pid_t tid, int same_process, int for_time);
-uint64_t ref_source_read(struct ref_source *s);
+uint64_t ref_event_source_read(struct ref_source *s);
 /* ---- tasks (event_task.c) ---- */
 /* pid 0: the calling thread; else that task (ESRCH if none). */
-int ref_task_find(pid_t pid, pid_t *tid, int *same_process);
+int ref_event_task_find(pid_t pid, pid_t *tid, int *same_process);
 /* 1 when the target thread has exited (a task event's leader is then gone: ENODEV). */
-int ref_task_exited(pid_t tid, int same_process);
+int ref_event_task_exited(pid_t tid, int same_process);
 /* The id /proc knows the task by, or -1 when /proc cannot show it. */
-pid_t ref_task_proc_id(pid_t tid, int same_process);
-clockid_t ref_thread_clock(pid_t tid);
+pid_t ref_event_task_proc_id(pid_t tid, int same_process);
+clockid_t ref_event_thread_clock(pid_t tid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
-struct ref_event *ref_event_lookup(struct ref_engine *e, int fd);
 void ref_event_get(struct ref_event *ev);
 void ref_event_put(struct ref_event *ev, struct ref_defer *d);
 void ref_event_sync(struct ref_event *ev);
@@ -140,10 +126,10 @@ void ref_event_reset(struct ref_event *ev);
 void ref_event_for_group(struct ref_event *ev, int group,
 			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d);
 void ref_event_update_userpage(struct ref_event *ev);
-int ref_group_add(struct ref_event *leader, struct ref_event *ev);
-void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
+int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
+void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
 /* Drops the engine lock, runs the hooks, takes the lock back. */
-void ref_defer_run(struct ref_engine *e, struct ref_defer *d);
+void ref_event_defer_run(struct ref_engine *e, struct ref_defer *d);
 
 /* ---- read (event_read.c) ---- */
 ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count);
@@ -158,7 +144,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 /* ---- ring buffers and mappings (event_rb.c) ---- */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr);
-int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+int ref_event_munmap_locked(struct ref_engine *e, void *addr, size_t length,
 			    struct ref_defer *d);
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
 void ref_event_rb_detach(struct ref_event *ev);

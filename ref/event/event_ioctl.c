@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
 #include "ref/ring/ring.h"
@@ -22,7 +23,7 @@ static int ioc_refresh(struct ref_event *ev, int refresh, struct ref_defer *d)
 static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_defer *d)
 {
 	uint64_t value;
-	int err = ref_copy_from_user(&value, uptr, sizeof(value));
+	int err = ref_uaccess_copy_from_user(&value, uptr, sizeof(value));
 
 	if (err)
 		return err;
@@ -42,7 +43,7 @@ static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_def
 	if (!ref_kind_is_clock(ev->kind))
 		ev->last_period = value;
 	if (ev->running && ev->has_sampler && ev->ops.reconfigure)
-		ref_defer_add(d, ev, REF_DEFER_RECONFIGURE);
+		ref_event_defer_add(d, ev, REF_DEFER_RECONFIGURE);
 	return 0;
 }
 
@@ -53,7 +54,7 @@ static int ioc_set_output(struct ref_event *ev, unsigned long arg)
 	if (arg == (unsigned long)-1)
 		return ref_event_set_output(ev, NULL);
 	/* The kernel takes the fd as an unsigned int. */
-	target = ref_event_lookup(ev->e, (int)(unsigned)arg);
+	target = ref_engine_fd_lookup(ev->e, (int)(unsigned)arg);
 	if (!target)
 		return -EBADF;
 	return ref_event_set_output(ev, target);
@@ -114,10 +115,10 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_SET_FILTER:
 		/* strndup_user() faults first; no event here takes a filter, and an
 		 * overlong string is EINVAL as well. */
-		err = (int)ref_strnlen_user((const void *)arg, (size_t)ev->e->lim.page_size);
+		err = (int)ref_uaccess_strnlen_user((const void *)arg, (size_t)ev->e->lim.page_size);
 		return err < 0 ? err : -EINVAL;
 	case PECS_IOC_ID:
-		return ref_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));
+		return ref_uaccess_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));
 	case PECS_IOC_SET_BPF:
 		return ioc_set_bpf(arg);
 	case PECS_IOC_PAUSE_OUTPUT:

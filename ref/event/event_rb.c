@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
 #include "ref/record/record.h"
@@ -240,7 +241,7 @@ static void mapping_close(struct ref_engine *e, struct ref_mapping *m, struct re
 	ref_event_put(ev, d);
 }
 
-int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+int ref_event_munmap_locked(struct ref_engine *e, void *addr, size_t length,
 			    struct ref_defer *d)
 {
 	long ps = e->lim.page_size;
@@ -293,7 +294,7 @@ int ref_event_set_output(struct ref_event *ev, struct ref_event *target)
 int ref_event_poll_locked(struct ref_event *ev)
 {
 	/* is_event_hup(): a task event whose task has exited hangs up, mapped or not. */
-	if (!ev->rb || (ev->pid != -1 && ref_task_exited(ev->tid, ev->same_process)))
+	if (!ev->rb || (ev->pid != -1 && ref_event_task_exited(ev->tid, ev->same_process)))
 		return POLLHUP;
 	return ref_ring_poll(ev->rb->ring) ? POLLIN : 0;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
@@ -83,7 +84,7 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
 			       struct ref_record_desc *d)
 {
-	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ref_task_proc_id(ev->tid, ev->same_process);
+	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ref_event_task_proc_id(ev->tid, ev->same_process);
 	uint64_t id;
 
 	if (task <= 0)

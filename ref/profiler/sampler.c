@@ -157,7 +157,7 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
  * is counted as skipped. */
 static unsigned batch_size(struct sampler *s, uint64_t t0, uint64_t *late)
 {
-	uint64_t n = cpu_ticker_take(&s->ticker, late), cur, slots, pay;
+	uint64_t n = ref_cpu_ticker_take(&s->ticker, late), cur, slots, pay;
 
 	if (n > s->most_periods)
 		s->most_periods = n;
@@ -206,7 +206,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 		s->last_time = t;
 		e.time = t;
 		e.len = write_record(s, rec, t, s->ips, s->nr_ips);
-		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
+		if (e.len && ref_spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
 			/* Only the batch's last period ended when its stack was taken. */
@@ -336,7 +336,7 @@ static int push_header(struct sampler *s)
 	if (n <= 0)
 		return -EINVAL;
 	e.len = (uint32_t)n;
-	return spsc_push(&s->buf, &e, rec);
+	return ref_spsc_push(&s->buf, &e, rec);
 }
 
 static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res);
@@ -359,12 +359,12 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	s->announced = false;
 	s->stage_len = s->stage_pos = 0;
 	if (!s->have_buf) {
-		ret = spsc_init(&s->buf, s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
+		ret = ref_spsc_init(&s->buf, s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
 		if (ret)
 			return ret;
 		s->have_buf = true;
 	}
-	spsc_clear(&s->buf);
+	ref_spsc_clear(&s->buf);
 	ret = push_header(s);
 	if (ret)
 		return ret;
@@ -376,7 +376,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	/* Everything the handler reads is set before `active` publishes it: a signal of an
 	 * earlier run that lands after the publication finds a whole ticker (and is then
 	 * told apart by its generation), never one being cleared. */
-	ret = cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
+	ret = ref_cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
 			      signal_value(s->generation, false));
 	if (ret)
 		return ret;
@@ -385,7 +385,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 		return REF_PROFILER_BAD_STATE;
 	/* Only now may signals come: one the handler ignored would leave the ticker
 	 * waiting for a take that never happens. */
-	ret = cpu_ticker_run(&s->ticker);
+	ret = ref_cpu_ticker_run(&s->ticker);
 	if (ret) {
 		atomic_store_explicit(&active, NULL, memory_order_seq_cst);
 		while (atomic_load_explicit(&inflight, memory_order_seq_cst))
@@ -401,8 +401,8 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 	struct sampler *me = s;
 
 	/* The periods up to now are the run's, whether or not the ticker saw them. */
-	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
-	cpu_ticker_stop(&s->ticker);
+	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
+	ref_cpu_ticker_stop(&s->ticker);
 	atomic_compare_exchange_strong_explicit(&active, &me, NULL, memory_order_seq_cst,
 						memory_order_seq_cst);
 	/* A handler that saw `active` before it was cleared finishes before we go on. A
@@ -434,7 +434,7 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 
 	if (s->stage_pos == s->stage_len) {
 		s->stage_pos = s->stage_len = 0;
-		if (!spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
+		if (!ref_spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
 			return 0;
 		/* Entries are built in a RECORD_MAX buffer, so they always fit. */
 		s->stage_len = s->stage_entry.len < sizeof(s->stage) ? s->stage_entry.len
@@ -454,7 +454,7 @@ static void sampler_catch_up(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
 
-	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
+	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
 }
 
 static void sampler_reset(struct ref_profiler *p)
@@ -462,7 +462,7 @@ static void sampler_reset(struct ref_profiler *p)
 	struct sampler *s = p->impl;
 
 	if (s->have_buf)
-		spsc_clear(&s->buf);
+		ref_spsc_clear(&s->buf);
 	s->stage_len = s->stage_pos = 0;
 }
 
@@ -471,7 +471,7 @@ static void sampler_destroy(struct ref_profiler *p)
 	struct sampler *s = p->impl;
 
 	if (s->have_buf)
-		spsc_destroy(&s->buf);
+		ref_spsc_destroy(&s->buf);
 	free(s);
 }
 

@@ -52,7 +52,7 @@ static int popcount64(uint64_t v)
 
 /* ---- read(2) layouts ---------------------------------------------------------- */
 
-size_t ref_read_size(uint64_t read_format, uint32_t nr)
+size_t ref_record_read_size(uint64_t read_format, uint32_t nr)
 {
 	size_t entry = 8, size = 0;
 
@@ -99,7 +99,7 @@ static void read_put(struct cursor *c, uint64_t read_format, const struct ref_re
 	}
 }
 
-ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
+ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
 			size_t cap)
 {
 	struct cursor c = { out };
@@ -107,7 +107,7 @@ ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, v
 
 	if (!read_values_valid(read_format, v))
 		return -EINVAL;
-	size = ref_read_size(read_format, v->nr);
+	size = ref_record_read_size(read_format, v->nr);
 	/* The kernel refuses at open any group whose read would pass this. */
 	if (size > PECS_READ_SIZE_MAX)
 		return -E2BIG;
@@ -254,7 +254,7 @@ static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pe
 			*err = -EINVAL;
 			return 0;
 		}
-		rs = ref_read_size(d->read_format, rv->nr);
+		rs = ref_record_read_size(d->read_format, rv->nr);
 		if (rs > PECS_READ_SIZE_MAX) {
 			*err = -E2BIG;
 			return 0;

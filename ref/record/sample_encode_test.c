@@ -305,7 +305,7 @@ static void test_u16_never_overflows(void **state)
 			assert_int_equal(hsize, n);
 			assert_int_equal(ref_record_sample_size(&d, &s, &rv), n);
 			/* nr sits after 9 u64 fields and the READ part. */
-			chain_at = 8 + 9 * 8 + ref_read_size(d.read_format, rv.nr);
+			chain_at = 8 + 9 * 8 + ref_record_read_size(d.read_format, rv.nr);
 			memcpy(&nr, out + chain_at, 8);
 			assert_int_equal(nr, 1 + ref_record_callchain_room(&d, &s, &rv));
 			assert_true(nr - 1 <= nrs[i]);
@@ -317,7 +317,7 @@ static void test_u16_never_overflows(void **state)
 	/* A READ part of exactly 16 KiB still goes out; one over it cannot at all. */
 	d.read_format = PECS_FORMAT_GROUP;
 	rv.nr = 2047;
-	assert_int_equal(ref_read_size(d.read_format, rv.nr), 16384);
+	assert_int_equal(ref_record_read_size(d.read_format, rv.nr), 16384);
 	assert_true(ref_record_encode_sample(&d, &s, &rv, out, 1 << 17) > 16384);
 	d.read_format = PECS_FORMAT_GROUP | PECS_FORMAT_ID;
 	assert_int_equal(ref_record_encode_sample(&d, &s, &rv, out, 1 << 17), -E2BIG);

@@ -335,7 +335,7 @@ static void check_order_read_size(void)
 	int *fds, leader;
 
 	a.read_format = FULL_GROUP_RF;
-	while (ref_read_size(FULL_GROUP_RF, fit + 1) <= PECS_READ_SIZE_MAX)
+	while (ref_record_read_size(FULL_GROUP_RF, fit + 1) <= PECS_READ_SIZE_MAX)
 		fit++;
 	fds = calloc(fit, sizeof(*fds));
 	assert_non_null(fds);
@@ -458,9 +458,9 @@ static void test_copy_direct(void **state)
 	assert_int_equal(ref_attr_copy(&a, &out, &lim, &p), 0);
 	assert_int_equal(out.sample_max_stack, 127);
 	/* the read size rule counts the kernel's extra member */
-	assert_int_equal(ref_read_size(PECS_FORMAT_GROUP, 2047), 8 + 2047 * 8);
-	assert_int_equal(ref_read_size(0x1f, 2), 24 + 2 * 24);
-	assert_int_equal(ref_read_size(0x17, 6), 8 * 5);
+	assert_int_equal(ref_record_read_size(PECS_FORMAT_GROUP, 2047), 8 + 2047 * 8);
+	assert_int_equal(ref_record_read_size(0x1f, 2), 24 + 2 * 24);
+	assert_int_equal(ref_record_read_size(0x17, 6), 8 * 5);
 }
 
 int main(void)

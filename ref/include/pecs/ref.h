@@ -97,7 +97,7 @@ int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts);
  * in ref/profiler implement it). start runs when the event becomes enabled, stop when
  * it is disabled (before the disable returns, so stop may still deliver the samples it
  * has buffered), release when the event goes away. None of them runs under the engine
- * lock; samples come back through ref_event_deliver_sample() (ref/event/event.h).
+ * lock; samples come back through ref_event_deliver_sample() (ref/event/event_deliver.c).
  * An event that disables itself (REFRESH limit reached) does not call stop: delivery
  * then returns REF_DELIVER_OFF and drops the sample. */
 struct ref_event;

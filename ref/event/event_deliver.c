@@ -1,0 +1,57 @@
+/* The calls a live profiler makes on the event it feeds (ref.h): its samples and losses
+ * go through the same delivery path as an overflow, under the engine lock. */
+#include <errno.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include "ref/engine/engine.h"
+
+int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
+{
+	struct ref_engine *e = ev->e;
+	int ret;
+
+	pthread_mutex_lock(&e->lock);
+	ret = ev->injected ? REF_DELIVER_OFF : ref_event_deliver_locked(ev, s);
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
+{
+	struct ref_engine *e = ev->e;
+
+	if (!nr)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	if (!ref_attr_is_sampling(&ev->attr)) {
+		pthread_mutex_unlock(&e->lock);
+		return -EINVAL;
+	}
+	if (!ev->injected)
+		ref_event_lost_locked(ev, nr);
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
+int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
+{
+	struct ref_engine *e = ev->e;
+
+	if (!info || info->size < offsetof(struct ref_event_info, max_stack) + sizeof(uint32_t))
+		return -EINVAL;
+	pthread_mutex_lock(&e->lock);
+	info->id = ev->id;
+	info->period = ev->period;
+	info->sample_type = ev->attr.sample_type;
+	info->pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
+	info->tid = ev->tid;
+	info->cpu = ev->cpu;
+	info->max_stack = ev->attr.sample_max_stack;
+	if (info->size >= offsetof(struct ref_event_info, config) + sizeof(info->config)) {
+		info->type = ev->attr.type;
+		info->config = ev->attr.config;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
