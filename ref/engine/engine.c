@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ref/engine/engine.h"
+#include "pecs/opts.h"
 #include "ref/policy/policy.h"
 
 #define REF_FIRST_FD 1000
@@ -27,19 +28,13 @@ static int sysctl_int(const char *name, int fallback)
 	return v;
 }
 
-/* Copies a caller's config, refusing trailing fields this engine does not know. */
+/* Copies a caller's config (pecs/opts.h rules); NULL is all defaults. */
 static int config_copy(struct ref_config *dst, const struct ref_config *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	if (!src)
 		return 0;
-	if (src->size < offsetof(struct ref_config, first_fd) + sizeof(int))
-		return -EINVAL;
-	for (size_t i = sizeof(*dst); i < src->size; i++)
-		if (((const unsigned char *)src)[i])
-			return -E2BIG;
-	memcpy(dst, src, sizeof(*dst));
-	return 0;
+	return pecs_opts_load(dst, sizeof(*dst), src, PECS_OPTS_SIZE_TO(ref_config, first_fd));
 }
 
 struct ref_engine *ref_engine_new(const struct ref_config *cfg)
@@ -147,15 +142,15 @@ void ref_engine_fd_remove(struct ref_engine *e, int fd)
 	e->fds[fd - e->first_fd] = NULL;
 }
 
-int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *f)
+int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts)
 {
+	/* The first version ended before kernel_release. */
+	const size_t min_size = offsetof(struct pecs_host_facts, kernel_release);
+	struct pecs_host_facts mine = { .size = sizeof(mine) }, *f = &mine;
 	struct utsname u;
-	size_t size;
 
-	if (!f || f->size < offsetof(struct pecs_host_facts, kernel_release))
+	if (!facts || pecs_opts_size(facts) < min_size)
 		return -EINVAL;
-	size = f->size < sizeof(*f) ? f->size : sizeof(*f);
-	memset((char *)f + sizeof(f->size), 0, size - sizeof(f->size));
 	pthread_mutex_lock(&e->lock);
 	f->ncpus = e->lim.ncpus;
 	f->page_size = e->lim.page_size;
@@ -166,9 +161,7 @@ int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *f)
 	f->privileged = ref_policy_perfmon(&e->policy);
 	f->attr_size = PECS_ATTR_SIZE_LATEST;
 	pthread_mutex_unlock(&e->lock);
-	if (size >= offsetof(struct pecs_host_facts, kernel_release) + sizeof(f->kernel_release)) {
-		if (uname(&u) == 0)
-			snprintf(f->kernel_release, sizeof(f->kernel_release), "ref on %.56s", u.release);
-	}
-	return 0;
+	if (uname(&u) == 0)
+		snprintf(f->kernel_release, sizeof(f->kernel_release), "ref on %.56s", u.release);
+	return pecs_opts_store(facts, f, sizeof(*f), min_size);
 }

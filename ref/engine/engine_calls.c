@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pecs/opts.h"
 #include "ref/engine/engine.h"
 
 int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int cpu,
@@ -166,12 +167,14 @@ int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sam
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv)
 {
+	struct ref_sampler_ops o = { 0 };
 	struct ref_defer d = {0};
 	struct ref_event *ev;
-	int ret = 0;
+	int ret;
 
-	if (!ops || ops->size < offsetof(struct ref_sampler_ops, release) + sizeof(ops->release))
-		return -EINVAL;
+	ret = pecs_opts_load(&o, sizeof(o), ops, PECS_OPTS_SIZE_TO(ref_sampler_ops, release));
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&e->lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	if (!ev)
@@ -180,9 +183,7 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 		ret = -EINVAL;
 	if (!ret) {
 		/* An older caller's struct ends early: its missing hooks stay NULL. */
-		memset(&ev->ops, 0, sizeof(ev->ops));
-		memcpy(&ev->ops, ops, ops->size < sizeof(ev->ops) ? ops->size : sizeof(ev->ops));
-		ev->ops.size = sizeof(ev->ops);
+		ev->ops = o;
 		ev->priv = priv;
 		ev->has_sampler = 1;
 		/* An event already running starts its profiler now. */

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "pecs/opts.h"
 #include "ref/engine/engine.h"
 
 int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
@@ -37,21 +38,20 @@ int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
 int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
 {
 	struct ref_engine *e = ev->e;
+	struct ref_event_info mine = { .size = sizeof(mine) };
 
-	if (!info || info->size < offsetof(struct ref_event_info, max_stack) + sizeof(uint32_t))
-		return -EINVAL;
 	pthread_mutex_lock(&e->lock);
-	info->id = ev->id;
-	info->period = ev->period;
-	info->sample_type = ev->attr.sample_type;
-	info->pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
-	info->tid = ev->tid;
-	info->cpu = ev->cpu;
-	info->max_stack = ev->attr.sample_max_stack;
-	if (info->size >= offsetof(struct ref_event_info, config) + sizeof(info->config)) {
-		info->type = ev->attr.type;
-		info->config = ev->attr.config;
-	}
+	mine.id = ev->id;
+	mine.period = ev->period;
+	mine.sample_type = ev->attr.sample_type;
+	mine.pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
+	mine.tid = ev->tid;
+	mine.cpu = ev->cpu;
+	mine.max_stack = ev->attr.sample_max_stack;
+	mine.type = ev->attr.type;
+	mine.config = ev->attr.config;
 	pthread_mutex_unlock(&e->lock);
-	return 0;
+	/* The first version ended at max_stack. */
+	return pecs_opts_store(info, &mine, sizeof(mine),
+			       PECS_OPTS_SIZE_TO(ref_event_info, max_stack));
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "pecs/opts.h"
 #include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/host/host.h"
@@ -157,14 +158,17 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 {
-	int err = 0;
+	struct pecs_sample sl = { 0 };
+	int err;
 
 	if (!ref_attr_is_sampling(&ev->attr))
 		return -EINVAL;
 	if (!ev->running && !ev->draining)
 		return REF_DELIVER_OFF;
-	if (!s || s->size < offsetof(struct pecs_sample, ips) + sizeof(s->ips))
-		return -EINVAL;
+	err = pecs_opts_load(&sl, sizeof(sl), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
+	if (err)
+		return err;
+	s = &sl;
 	/* No buffer (never mapped, or unmapped): nowhere to write, nothing counted. */
 	if (ev->rb)
 		err = write_sample(ev, s);
