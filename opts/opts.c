@@ -15,7 +15,7 @@ static int check_size(size_t size, size_t min_size)
 	return 0;
 }
 
-int pecs_opts_load(void *ours, size_t ours_size, const void *caller, size_t min_size)
+int pecs_opts_check(const void *caller, size_t ours_size, size_t min_size)
 {
 	const unsigned char *c = caller;
 	size_t size;
@@ -30,6 +30,18 @@ int pecs_opts_load(void *ours, size_t ours_size, const void *caller, size_t min_
 	for (size_t i = ours_size; i < size; i++)
 		if (c[i])
 			return -E2BIG;
+	return 0;
+}
+
+int pecs_opts_load(void *ours, size_t ours_size, const void *caller, size_t min_size)
+{
+	const unsigned char *c = caller;
+	size_t size;
+	int err = pecs_opts_check(caller, ours_size, min_size);
+
+	if (err)
+		return err;
+	size = pecs_opts_size(caller);
 	if (size > ours_size)
 		size = ours_size;
 	memcpy((unsigned char *)ours + sizeof(size_t), c + sizeof(size_t),

@@ -103,6 +103,18 @@ static void test_load_over_cap(void **state)
 	assert_int_equal(pecs_opts_load(&ours, sizeof(ours), big, DEMO_V1), -E2BIG);
 }
 
+static void test_check_in_place(void **state)
+{
+	PECS_OPTS(demo_opts_v3, caller, .a = 10);
+
+	(void)state;
+	assert_int_equal(pecs_opts_check(&caller, sizeof(struct demo_opts), DEMO_V1), 0);
+	caller.d = 1;
+	assert_int_equal(pecs_opts_check(&caller, sizeof(struct demo_opts), DEMO_V1), -E2BIG);
+	caller.size = DEMO_V1 - 1;
+	assert_int_equal(pecs_opts_check(&caller, sizeof(struct demo_opts), DEMO_V1), -EINVAL);
+}
+
 static void test_store_sizes(void **state)
 {
 	struct demo_opts ours = { .size = sizeof(ours), .a = 10, .b = 20, .c = 30 };
@@ -132,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_load_newer_caller_nonzero_tail),
 		cmocka_unit_test(test_load_below_minimum),
 		cmocka_unit_test(test_load_over_cap),
+		cmocka_unit_test(test_check_in_place),
 		cmocka_unit_test(test_store_sizes),
 	};
 

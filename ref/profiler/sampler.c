@@ -18,6 +18,7 @@
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
 #include "cpu_ticker.h"
+#include "pecs/opts.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
 #include "unwind.h"
@@ -498,10 +499,13 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 		return -ENOMEM;
 	s->opts.size = sizeof(s->opts);
 	if (opts) {
-		size_t n = opts->size < sizeof(s->opts) ? opts->size : sizeof(s->opts);
+		int err = pecs_opts_load(&s->opts, sizeof(s->opts), opts,
+					 PECS_OPTS_SIZE_TO(ref_sampler_opts, max_frames));
 
-		memcpy(&s->opts, opts, n);
-		s->opts.size = sizeof(s->opts);
+		if (err) {
+			free(s);
+			return err;
+		}
 	}
 	if (s->opts.signo == 0)
 		s->opts.signo = SIGPROF;

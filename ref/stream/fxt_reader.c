@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "pecs/stream/fxt_format.h"
 
 /* The tables can hold whatever the format can index, but are filled in only as far as
@@ -90,8 +91,12 @@ int ref_fxt_reader_new(struct ref_fxt_reader **out, const struct ref_stream_targ
 {
 	struct ref_fxt_reader *r;
 
-	if (!out || !target || target->size < sizeof(*target) || !target->sink)
-		return -EINVAL;
+	struct ref_stream_target t = { 0 };
+	struct ref_stream_observer o = { 0 };
+	int err = ref_stream_target_load(&t, &o, target);
+
+	if (err || !out)
+		return err ? err : -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -101,13 +106,10 @@ int ref_fxt_reader_new(struct ref_fxt_reader **out, const struct ref_stream_targ
 		return -ENOMEM;
 	}
 	r->pend_cap = PEND_MIN;
-	r->target = *target;
-	if (target->observer) {
-		size_t n = target->observer->size < sizeof(r->observer) ? target->observer->size
-									: sizeof(r->observer);
-		memcpy(&r->observer, target->observer, n);
-		r->have_observer = true;
-	}
+	r->target = t;
+	r->observer = o;
+	r->have_observer = t.observer != NULL;
+	r->target.observer = r->have_observer ? &r->observer : NULL;
 	r->ticks_per_second = 1000000000ull;
 	r->stats.size = sizeof(r->stats);
 	*out = r;
@@ -604,8 +606,8 @@ void ref_fxt_reader_error(const struct ref_fxt_reader *r, struct ref_stream_erro
 
 void ref_fxt_reader_stats(const struct ref_fxt_reader *r, struct ref_stream_stats *stats)
 {
-	size_t n = stats->size && stats->size < sizeof(*stats) ? stats->size : sizeof(*stats);
+	struct ref_stream_stats mine = r->stats;
 
-	memcpy(stats, &r->stats, n);
-	stats->size = n;
+	pecs_opts_store(stats, &mine, sizeof(mine),
+			PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
 }

@@ -31,6 +31,10 @@
 		(struct TYPE){ .size = sizeof(struct TYPE), __VA_ARGS__ };         \
 	})
 
+/* The checks pecs_opts_load() makes, for a struct read in place (a vtable): 0, -EINVAL
+ * (NULL or below min_size) or -E2BIG (a non-zero byte past ours_size, or too large). */
+int pecs_opts_check(const void *caller, size_t ours_size, size_t min_size);
+
 /* Reads a caller's struct into ours. ours holds the defaults on entry and ours_size is
  * sizeof it; min_size is the first version's size. On success ours has the caller's
  * fields over the defaults and its size set to ours_size. 0, -EINVAL (caller NULL or
