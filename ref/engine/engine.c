@@ -74,6 +74,7 @@ struct ref_engine *ref_engine_new(const struct ref_config *cfg)
 	e->lim.mlock_kb = c.mlock_kb ? c.mlock_kb : sysctl_int("perf_event_mlock_kb", 516);
 	e->next_id = c.first_id ? c.first_id : 1;
 	e->first_fd = c.first_fd ? c.first_fd : REF_FIRST_FD;
+	e->host = (struct ref_host_cache)REF_HOST_CACHE_INIT;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->wake, NULL);
 	return e;

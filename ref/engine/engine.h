@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "ref/event/event.h"
+#include "ref/host/host.h"
 
 /* All of one engine's state. The event code reads the limits and the policy and keeps
  * the mapping list and the mlock accounting; everything else is the engine's. */
@@ -20,6 +21,7 @@ struct ref_engine {
 	struct ref_mapping *maps;
 	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
 	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
+	struct ref_host_cache host; /* what the /proc lookups at an overflow keep */
 };
 
 /* The event behind an engine fd, or NULL. */

@@ -85,15 +85,17 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
 			       struct ref_record_desc *d)
 {
-	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ref_event_task_proc_id(ev->tid, ev->same_process);
+	struct ref_host_cache *host = &ev->e->host;
+	pid_t task = ev->pid == -1 ? (pid_t)s->tid
+				   : ref_event_task_proc_id(ev->tid, ev->same_process);
 	uint64_t id;
 
 	if (task <= 0)
 		return;
-	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(task, &id))
+	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(host, task, &id))
 		d->cgroup = id;
 	if ((d->sample_type & PECS_SAMPLE_CODE_PAGE_SIZE) && s->nr_ips)
-		d->code_page_size = ref_host_page_size(task, s->ips[0]);
+		d->code_page_size = ref_host_page_size(host, task, s->ips[0]);
 }
 
 static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
