@@ -90,9 +90,9 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
 		return -EOPNOTSUPP;
-	if ((a->aux_action & 2) && (a->aux_action & 4))
+	if ((a->aux_action & REF_AUX_PAUSE) && (a->aux_action & REF_AUX_RESUME))
 		return -EINVAL;
-	if (a->aux_action & 1)
+	if (a->aux_action & REF_AUX_START_PAUSED)
 		return -EOPNOTSUPP;
 	/* No cgroup hierarchy is modelled: every cgroup fd is one perf cannot use. */
 	if (flags & PECS_FLAG_PID_CGROUP)
@@ -243,7 +243,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if (!err)
 		err = check_read_size(leader, ev);
 	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
-	if (!err && (a.aux_action & 6))
+	if (!err && (a.aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)))
 		err = -EINVAL;
 	if (!err && leader)
 		err = ref_event_group_add(leader, ev);

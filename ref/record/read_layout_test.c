@@ -1,7 +1,8 @@
 /* read(2) layouts from ref_record_read_size()/ref_record_read_encode().
  *
  * Two sources of expected bytes, neither of them the encoder:
- *  - hand-built vectors from the layout in the fact sheet (§1, measured) and
+ *  - hand-built vectors from the layout in docs/behaviours.md (READ-LAYOUT-SINGLE,
+ *    READ-LAYOUT-GROUP; measured) and
  *    perf_read_one()/perf_read_group() in kernel/events/core.c (6.12);
  *  - the running kernel: a disabled event reads value, time_enabled, time_running
  *    and lost as 0 and id as PERF_EVENT_IOC_ID says, so its bytes are fully known and
@@ -89,7 +90,7 @@ static void test_all_32_formats_hand_built(void **state)
 
 static void test_literal_vectors(void **state)
 {
-	/* rf = TE|TR|ID|GROUP|LOST (0x1f) with two counters: 72 bytes (fact sheet §1). */
+	/* rf = TE|TR|ID|GROUP|LOST (0x1f) with two counters: 72 bytes (READ-LAYOUT-GROUP). */
 	static const uint64_t group_1f[] = { 2, 0xaaaa, 0xbbbb, 0x1111, 0x2222, 0x3333,
 					     0x4444, 0x5555, 0x6666 };
 	/* rf = ID (0x4), single: value then id. */
@@ -138,7 +139,7 @@ static void test_group_read_size_cap(void **state)
 
 	(void)state;
 	/* GROUP-only: 8 + 8 nr. 2047 counters read 16384 bytes, 2048 pass the 16 KiB
-	 * the kernel allows (the fact sheet's E2BIG at the 2048th member). */
+	 * the kernel allows (OPEN-GROUP-READ-SIZE-E2BIG: E2BIG at the 2048th member). */
 	v.nr = 2047;
 	assert_int_equal(ref_record_read_size(PECS_FORMAT_GROUP, 2047), 16384);
 	assert_int_equal(ref_record_read_encode(PECS_FORMAT_GROUP, &v, out, sizeof(out)), 16384);

@@ -3,7 +3,7 @@
  * Expected bytes come from (a) perf_output_sample()/perf_prepare_sample() and
  * __perf_event__output_id_sample() in kernel/events/core.c (6.12), spelled out by hand
  * per field, and (b) a live record from the running kernel, parsed with the measured
- * field order (fact sheet §5) and re-encoded from its own values.
+ * field order (REC-SAMPLE-ORDER in docs/behaviours.md) and re-encoded from its own values.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* The reference ring buffer and its metadata page.
  *
- * Expected values come from the fact sheet (§4, measured on Linux 6.18) and from
+ * Expected values come from docs/behaviours.md (MMAP-PAGE-LAYOUT, RING-*; measured on
+ * Linux 6.18, ../shared/research/linux-abi.md section 4 "mmap") and from
  * kernel/events/ring_buffer.c (6.12): page offsets, the data_size - 8 fill limit
  * (CIRC_SPACE), LOST before the next record, overwrite mode, the 1-page mapping,
  * write_backward, watermark and wakeup_events wakeups; and the metadata page of a real
@@ -45,7 +46,7 @@ static uint32_t rd32(const void *base, size_t off)
 	return v;
 }
 
-/* Byte offsets measured on the kernel (fact sheet §4), not taken from our struct. */
+/* Byte offsets measured on the kernel (MMAP-PAGE-LAYOUT), not taken from our struct. */
 enum {
 	OFF_VERSION = 0, OFF_COMPAT = 4, OFF_LOCK = 8, OFF_INDEX = 12, OFF_OFFSET = 16,
 	OFF_TIME_ENABLED = 24, OFF_TIME_RUNNING = 32, OFF_CAPS = 40, OFF_PMC_WIDTH = 48,

@@ -22,7 +22,7 @@ static inline struct ref_policy policy_root(void)
 	return p;
 }
 
-/* uid 65534 without capabilities, as the fact sheet's unprivileged runs. */
+/* uid 65534 without capabilities, as the unprivileged runs docs/behaviours.md cites. */
 static inline struct ref_policy policy_nobody(int paranoid)
 {
 	struct ref_policy p = {.size = sizeof(p), .paranoid = paranoid, .uid = 65534};
