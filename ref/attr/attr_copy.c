@@ -42,6 +42,30 @@ static int size_error(struct pecs_attr *uattr)
 	return -E2BIG;
 }
 
+/* branch_sample_type: its privilege bits default from the exclude_* flags, and asking
+ * for kernel or hypervisor branches needs what a kernel-visible event needs. */
+static int branch_validate(struct pecs_attr *out, const struct ref_policy *pol)
+{
+	uint64_t mask = out->branch_sample_type;
+
+	if (mask & ~(BRANCH_MAX - 1))
+		return -EINVAL;
+	if (!(mask & ~BRANCH_PLM_ALL))
+		return -EINVAL;
+	if (!(mask & BRANCH_PLM_ALL)) {
+		if (!(out->flags & PECS_ATTR_EXCLUDE_KERNEL))
+			mask |= BRANCH_KERNEL;
+		if (!(out->flags & PECS_ATTR_EXCLUDE_USER))
+			mask |= BRANCH_USER;
+		if (!(out->flags & PECS_ATTR_EXCLUDE_HV))
+			mask |= BRANCH_HV;
+		out->branch_sample_type = mask;
+	}
+	if (mask & (BRANCH_KERNEL | BRANCH_HV))
+		return ref_policy_allow_kernel(pol);
+	return 0;
+}
+
 int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct ref_limits *lim,
 		  const struct ref_policy *pol)
 {
@@ -79,26 +103,9 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return -EINVAL;
 
 	if (out->sample_type & PECS_SAMPLE_BRANCH_STACK) {
-		uint64_t mask = out->branch_sample_type;
-
-		if (mask & ~(BRANCH_MAX - 1))
-			return -EINVAL;
-		if (!(mask & ~BRANCH_PLM_ALL))
-			return -EINVAL;
-		if (!(mask & BRANCH_PLM_ALL)) {
-			if (!(out->flags & PECS_ATTR_EXCLUDE_KERNEL))
-				mask |= BRANCH_KERNEL;
-			if (!(out->flags & PECS_ATTR_EXCLUDE_USER))
-				mask |= BRANCH_USER;
-			if (!(out->flags & PECS_ATTR_EXCLUDE_HV))
-				mask |= BRANCH_HV;
-			out->branch_sample_type = mask;
-		}
-		if (mask & (BRANCH_KERNEL | BRANCH_HV)) {
-			ret = ref_policy_allow_kernel(pol);
-			if (ret)
-				return ret;
-		}
+		ret = branch_validate(out, pol);
+		if (ret)
+			return ret;
 	}
 
 	if (out->sample_type & PECS_SAMPLE_REGS_USER) {

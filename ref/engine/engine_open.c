@@ -179,6 +179,46 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 	return ev;
 }
 
+/* The checks that need the new event, then its fd; the event goes away on failure.
+ * Starts it unless attr.disabled. The fd or a negative errno. */
+static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event *leader,
+		   struct ref_event *output)
+{
+	struct ref_defer d = {0};
+	int err = 0, fd = -1;
+
+	if (leader)
+		err = check_group(leader, ev);
+	if (!err && output)
+		err = ref_event_set_output(ev, output);
+	if (!err)
+		err = check_read_size(leader, ev);
+	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
+	if (!err && (ev->attr.aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)))
+		err = -EINVAL;
+	if (!err && leader)
+		err = ref_event_group_add(leader, ev);
+	if (!err) {
+		fd = ref_engine_fd_install(e, ev);
+		if (fd < 0) {
+			err = fd;
+			if (leader)
+				leader->nr_siblings--;
+		}
+	}
+	if (err) {
+		ev->leader = ev;
+		ref_event_put(ev, &d);
+		ref_event_defer_run(e, &d);
+		return err;
+	}
+	if (!(ev->attr.flags & PECS_ATTR_DISABLED)) {
+		ref_event_enable(ev, &d);
+		ref_event_defer_run(e, &d);
+	}
+	return fd;
+}
+
 int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t pid, int cpu,
 			   int group_fd, unsigned long flags)
 {
@@ -186,9 +226,8 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	struct pecs_attr a;
 	enum ref_kind kind = REF_KIND_ZERO;
 	pid_t tid = -1;
-	int same_process = 0, has_task = 0, err, fd;
+	int same_process = 0, has_task = 0, err;
 	uint64_t id = 0;
-	struct ref_defer d = {0};
 
 	if (flags & ~(unsigned long)FLAG_ALL)
 		return -EINVAL;
@@ -236,34 +275,5 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	ev = event_new(e, &a, kind, id, has_task ? pid : -1, tid, same_process, cpu);
 	if (!ev)
 		return has_task ? -ESRCH : -ENOMEM;
-	if (leader)
-		err = check_group(leader, ev);
-	if (!err && output)
-		err = ref_event_set_output(ev, output);
-	if (!err)
-		err = check_read_size(leader, ev);
-	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
-	if (!err && (a.aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)))
-		err = -EINVAL;
-	if (!err && leader)
-		err = ref_event_group_add(leader, ev);
-	if (!err) {
-		fd = ref_engine_fd_install(e, ev);
-		if (fd < 0) {
-			err = fd;
-			if (leader)
-				leader->nr_siblings--;
-		}
-	}
-	if (err) {
-		ev->leader = ev;
-		ref_event_put(ev, &d);
-		ref_event_defer_run(e, &d);
-		return err;
-	}
-	if (!(a.flags & PECS_ATTR_DISABLED)) {
-		ref_event_enable(ev, &d);
-		ref_event_defer_run(e, &d);
-	}
-	return fd;
+	return install(e, ev, leader, output);
 }

@@ -366,6 +366,44 @@ static uint64_t context_marker(uint16_t misc)
 	}
 }
 
+/* The fields after the callchain, in perf_output_sample() order: what the engine has no
+ * data for is written as Linux writes it when it has none. */
+static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd, uint64_t st)
+{
+	/* Without raw data the kernel still writes a 4-byte size and 4 zero bytes. */
+	if (st & PECS_SAMPLE_RAW)
+		put_u32_pair(c, 4, 0);
+	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
+	if (st & PECS_SAMPLE_BRANCH_STACK)
+		put_u64(c, 0);
+	/* abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the engine captures no registers. */
+	if (st & PECS_SAMPLE_REGS_USER)
+		put_u64(c, 0);
+	/* size 0 and so no dyn_size: no stack bytes were copied. */
+	if (st & PECS_SAMPLE_STACK_USER)
+		put_u64(c, 0);
+	if (st & WEIGHT_TYPE)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_DATA_SRC)
+		put_u64(c, PECS_DATA_SRC_NA);
+	if (st & PECS_SAMPLE_TRANSACTION)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_REGS_INTR)
+		put_u64(c, 0);
+	/* The engine has no page tables to translate addr with. */
+	if (st & PECS_SAMPLE_PHYS_ADDR)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_CGROUP)
+		put_u64(c, dd->cgroup);
+	/* As perf_get_page_size() reports an address it cannot resolve. */
+	if (st & PECS_SAMPLE_DATA_PAGE_SIZE)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_CODE_PAGE_SIZE)
+		put_u64(c, dd->code_page_size);
+	if (st & PECS_SAMPLE_AUX)
+		put_u64(c, 0);
+}
+
 ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
 				 const struct ref_read_values *rv, void *out, size_t cap)
 {
@@ -416,37 +454,6 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 		for (i = 0; i < keep; i++)
 			put_u64(&c, s->ips[i]);
 	}
-	/* Without raw data the kernel still writes a 4-byte size and 4 zero bytes. */
-	if (st & PECS_SAMPLE_RAW)
-		put_u32_pair(&c, 4, 0);
-	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
-	if (st & PECS_SAMPLE_BRANCH_STACK)
-		put_u64(&c, 0);
-	/* abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the engine captures no registers. */
-	if (st & PECS_SAMPLE_REGS_USER)
-		put_u64(&c, 0);
-	/* size 0 and so no dyn_size: no stack bytes were copied. */
-	if (st & PECS_SAMPLE_STACK_USER)
-		put_u64(&c, 0);
-	if (st & WEIGHT_TYPE)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_DATA_SRC)
-		put_u64(&c, PECS_DATA_SRC_NA);
-	if (st & PECS_SAMPLE_TRANSACTION)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_REGS_INTR)
-		put_u64(&c, 0);
-	/* The engine has no page tables to translate addr with. */
-	if (st & PECS_SAMPLE_PHYS_ADDR)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_CGROUP)
-		put_u64(&c, dd.cgroup);
-	/* As perf_get_page_size() reports an address it cannot resolve. */
-	if (st & PECS_SAMPLE_DATA_PAGE_SIZE)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_CODE_PAGE_SIZE)
-		put_u64(&c, dd.code_page_size);
-	if (st & PECS_SAMPLE_AUX)
-		put_u64(&c, 0);
+	put_sample_tail(&c, &dd, st);
 	return (ssize_t)size;
 }
