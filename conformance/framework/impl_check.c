@@ -28,13 +28,15 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 	 * a pecs_impl at all. */
 	if (impl->size % sizeof(void *) || impl->size > PECS_OPTS_MAX) {
 		snprintf(msg, msglen, "vtable size %zu is not the size of any struct pecs_impl "
-			 "(a multiple of %zu, at most %d)", impl->size, sizeof(void *), PECS_OPTS_MAX);
+			 "(a multiple of %zu, at most %d)", impl->size, sizeof(void *),
+			 PECS_OPTS_MAX);
 		return -EINVAL;
 	}
 	if (err) {
 		snprintf(msg, msglen,
-			 "vtable is %zu bytes and a byte past the %zu this suite knows is not zero: "
-			 "rebuild the suite with a newer pecs/impl.h", impl->size, sizeof(*impl));
+			 "vtable is %zu bytes and a byte past the %zu this suite knows is not "
+			 "zero: rebuild the suite with a newer pecs/impl.h",
+			 impl->size, sizeof(*impl));
 		return -EINVAL;
 	}
 	if (!impl->name || !impl->open || !impl->close || !impl->read || !impl->ioctl ||

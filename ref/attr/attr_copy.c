@@ -38,7 +38,7 @@ static int size_error(struct pecs_attr *uattr)
 
 	/* perf_copy_attr() ignores a fault here: E2BIG either way. */
 	(void)ref_uaccess_copy_to_user(user_at(uattr, offsetof(struct pecs_attr, size)), &latest,
-			       sizeof(latest));
+				       sizeof(latest));
 	return -E2BIG;
 }
 
@@ -74,7 +74,7 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 
 	memset(out, 0, sizeof(*out));
 	ret = ref_uaccess_copy_from_user(&size, user_at(uattr, offsetof(struct pecs_attr, size)),
-				 sizeof(size));
+					 sizeof(size));
 	if (ret)
 		return ret;
 	if (!size)
@@ -83,7 +83,8 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return size_error(uattr);
 	/* copy_struct_from_user(): a newer caller's tail must be zero. */
 	if (size > sizeof(*out)) {
-		ret = ref_uaccess_check_zeroed_user(user_at(uattr, sizeof(*out)), size - sizeof(*out));
+		ret = ref_uaccess_check_zeroed_user(user_at(uattr, sizeof(*out)),
+						    size - sizeof(*out));
 		if (ret < 0)
 			return ret;
 		if (!ret)

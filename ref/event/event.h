@@ -103,7 +103,7 @@ struct ref_defer {
 
 /* ---- sources (event_source.c) ---- */
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-		    pid_t tid, int same_process, int for_time);
+			  pid_t tid, int same_process, int for_time);
 uint64_t ref_event_source_read(struct ref_source *s);
 /* ---- tasks (event_task.c) ---- */
 /* pid 0: the calling thread; else that task (ESRCH if none). */

@@ -115,7 +115,8 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_SET_FILTER:
 		/* strndup_user() faults first; no event here takes a filter, and an
 		 * overlong string is EINVAL as well. */
-		err = (int)ref_uaccess_strnlen_user((const void *)arg, (size_t)ev->e->lim.page_size);
+		err = (int)ref_uaccess_strnlen_user((const void *)arg,
+						    (size_t)ev->e->lim.page_size);
 		return err < 0 ? err : -EINVAL;
 	case PECS_IOC_ID:
 		return ref_uaccess_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));

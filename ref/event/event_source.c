@@ -153,7 +153,7 @@ uint64_t ref_event_source_read(struct ref_source *s)
 }
 
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-		    pid_t tid, int same_process, int for_time)
+			  pid_t tid, int same_process, int for_time)
 {
 	int task_clock = REF_SRC_THREAD_CLOCK;
 	/* Linux raises these from scheduler code with kernel registers, so an event that

@@ -92,7 +92,7 @@ static void *run(void *arg)
 }
 
 int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-		    pid_t tid, int signo, void *value)
+			pid_t tid, int signo, void *value)
 {
 	int ret;
 

@@ -51,7 +51,7 @@ struct cpu_ticker {
 /* Fills in the ticker and reads the clock's origin; queues nothing yet. 0 or a
  * negative errno. */
 int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-		    pid_t tid, int signo, void *value);
+			pid_t tid, int signo, void *value);
 /* Starts the thread of an initialised ticker. 0 or a negative errno. */
 int ref_cpu_ticker_run(struct cpu_ticker *t);
 /* Stops and joins the thread; no signal is queued after it returns (one queued before

@@ -397,7 +397,8 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	s->announced = false;
 	s->stage_len = s->stage_pos = 0;
 	if (!s->have_buf) {
-		ret = ref_spsc_init(&s->buf, s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
+		ret = ref_spsc_init(&s->buf,
+				    s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
 		if (ret)
 			return ret;
 		s->have_buf = true;
@@ -415,7 +416,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	 * earlier run that lands after the publication finds a whole ticker (and is then
 	 * told apart by its generation), never one being cleared. */
 	ret = ref_cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
-			      signal_value(s->generation, false));
+				  signal_value(s->generation, false));
 	if (ret)
 		return ret;
 	s->slot = publish(s);

@@ -101,7 +101,7 @@ static void read_put(struct cursor *c, uint64_t read_format, const struct ref_re
 }
 
 ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
-			size_t cap)
+			       size_t cap)
 {
 	struct cursor c = { out };
 	size_t size;

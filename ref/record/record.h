@@ -64,7 +64,7 @@ size_t ref_record_read_size(uint64_t read_format, uint32_t nr);
 /* Writes the read(2) layout; -ENOSPC when cap is short, -EINVAL for nr 0 or a
  * non-GROUP layout asked for more than one counter. */
 ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
-			size_t cap);
+			       size_t cap);
 
 /* Total bytes of the PERF_RECORD_SAMPLE for this sample, after callchain trimming.
  * rv may be NULL unless sample_type has PECS_SAMPLE_READ. */

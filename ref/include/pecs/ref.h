@@ -4,8 +4,9 @@
  * One struct ref_engine holds all state (events, ids, fds, rings), so tests can run
  * several side by side. Every call returns a value or a negative errno, as the kernel's
  * own syscall layer does; the one exception is ref_engine_new(), which returns the
- * engine or NULL with errno set, as an allocator does. Event fds are engine-local numbers starting at
- * ref_config.first_fd (1000 by default) so they cannot be mistaken for real fds.
+ * engine or NULL with errno set, as an allocator does. Event fds are engine-local
+ * numbers starting at ref_config.first_fd (1000 by default) so they cannot be mistaken
+ * for real fds.
  *
  * All calls are thread-safe: one mutex per engine serialises them. Mappings returned by
  * ref_engine_mmap() are real shared memory; a reader thread follows data_head there
