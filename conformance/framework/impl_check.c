@@ -33,10 +33,15 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 		return -EINVAL;
 	}
 	if (err) {
+		const unsigned char *bytes = (const unsigned char *)impl;
+		size_t i = sizeof(*impl);
+
+		while (i < impl->size && !bytes[i])
+			i++;
 		snprintf(msg, msglen,
-			 "vtable is %zu bytes and a byte past the %zu this suite knows is not "
-			 "zero: rebuild the suite with a newer pecs/impl.h",
-			 impl->size, sizeof(*impl));
+			 "vtable is %zu bytes and byte %zu, past the %zu this suite knows, is "
+			 "not zero: rebuild the suite with a newer pecs/impl.h",
+			 impl->size, i, sizeof(*impl));
 		return -EINVAL;
 	}
 	if (!impl->name || !impl->open || !impl->close || !impl->read || !impl->ioctl ||
