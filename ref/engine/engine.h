@@ -5,23 +5,14 @@
 #include <pthread.h>
 
 #include "ref/event/event.h"
-#include "ref/host/host.h"
 
-/* All of one engine's state. The event code reads the limits and the policy and keeps
- * the mapping list and the mlock accounting; everything else is the engine's. */
+/* All of one engine's state: what its events share (env), its ids and its fd table. */
 struct ref_engine {
-	pthread_mutex_t lock;
-	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
-	struct ref_policy policy;
-	struct ref_limits lim;
+	struct ref_event_env env;
 	uint64_t next_id;
 	int first_fd;
 	struct ref_event **fds;
 	size_t nr_fds;
-	struct ref_mapping *maps;
-	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
-	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
-	struct ref_host_cache host; /* what the /proc lookups at an overflow keep */
 };
 
 /* The event behind an engine fd, or NULL. */

@@ -15,9 +15,9 @@ int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int
 {
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ret = ref_engine_open_locked(e, attr, pid, cpu, group_fd, flags);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -26,18 +26,18 @@ int ref_engine_close(struct ref_engine *e, int fd)
 	struct ref_defer d = {0};
 	struct ref_event *ev;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	if (!ev) {
-		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_unlock(&e->env.lock);
 		return -EBADF;
 	}
 	ref_engine_fd_remove(e, fd);
 	ev->fd = -1;
 	/* A mapping keeps the event alive and writing, as it keeps the file open. */
 	ref_event_put(ev, &d);
-	ref_event_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return 0;
 }
 
@@ -47,10 +47,10 @@ ssize_t ref_engine_read(struct ref_engine *e, int fd, void *buf, size_t count)
 	ssize_t ret;
 
 	ref_engine_flush_for_read(e, fd);
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_read(ev, buf, count) : -EBADF;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -60,9 +60,9 @@ ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t c
 
 	(void)buf;
 	(void)count;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	/* perf fds have no write method: vfs_write() answers EINVAL. */
 	return ev ? -EINVAL : -EBADF;
 }
@@ -74,11 +74,11 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	int ret;
 
 	ref_engine_flush_for_ioctl(e, fd, request, arg);
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_ioctl(ev, request, arg, &d) : -EBADF;
-	ref_event_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -88,10 +88,10 @@ int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int f
 	struct ref_event *ev;
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr) : -EBADF;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -100,10 +100,10 @@ int ref_engine_munmap(struct ref_engine *e, void *addr, size_t length)
 	struct ref_defer d = {0};
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
-	ret = ref_event_munmap_locked(e, addr, length, &d);
-	ref_event_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
+	ret = ref_event_munmap_locked(&e->env, addr, length, &d);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -127,7 +127,7 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	ref_engine_flush_ring(e, fd);
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	for (;;) {
 		ev = ref_engine_fd_lookup(e, fd);
 		if (!ev) {
@@ -139,14 +139,15 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
 		if (ret || !timeout_ms)
 			break;
 		if (timeout_ms < 0) {
-			pthread_cond_wait(&e->wake, &e->lock);
-		} else if (pthread_cond_timedwait(&e->wake, &e->lock, &deadline) == ETIMEDOUT) {
+			pthread_cond_wait(&e->env.wake, &e->env.lock);
+		} else if (pthread_cond_timedwait(&e->env.wake, &e->env.lock, &deadline) ==
+			   ETIMEDOUT) {
 			ev = ref_engine_fd_lookup(e, fd);
 			ret = ev ? ref_event_poll_locked(ev) & (events | POLLHUP | POLLERR) : -EBADF;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -155,12 +156,12 @@ int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sam
 	struct ref_event *ev;
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_deliver_locked(ev, s) : -EBADF;
 	if (ret >= 0)
 		ev->injected = 1;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret == REF_DELIVER_OFF ? 0 : ret;
 }
 
@@ -175,7 +176,7 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 	ret = pecs_opts_load(&o, sizeof(o), ops, PECS_OPTS_SIZE_TO(ref_sampler_ops, release));
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
 	if (!ev)
 		ret = -EBADF;
@@ -190,7 +191,7 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 		if (ev->running)
 			ref_event_defer_add(&d, ev, REF_DEFER_START);
 	}
-	ref_event_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }

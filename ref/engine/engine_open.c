@@ -38,7 +38,7 @@ static int leader_gone(const struct ref_event *leader)
 static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid, int cpu,
 		      unsigned long flags)
 {
-	const struct ref_policy *pol = &e->policy;
+	const struct ref_policy *pol = &e->env.policy;
 	int err;
 
 	err = ref_policy_allow_open(pol);
@@ -55,7 +55,7 @@ static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid
 	if ((a->flags & PECS_ATTR_NAMESPACES) && !ref_policy_perfmon(pol))
 		return -EACCES;
 	if (a->flags & PECS_ATTR_FREQ) {
-		if (a->sample_period > (uint64_t)e->lim.max_sample_rate)
+		if (a->sample_period > (uint64_t)e->env.lim.max_sample_rate)
 			return -EINVAL;
 	} else if (a->sample_period & (1ull << 63)) {
 		return -EINVAL;
@@ -77,7 +77,7 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 {
 	int err;
 
-	if ((unsigned)cpu >= (unsigned)e->lim.ncpus && (!has_task || cpu != -1))
+	if ((unsigned)cpu >= (unsigned)e->env.lim.ncpus && (!has_task || cpu != -1))
 		return -EINVAL;
 	if ((a->flags & PECS_ATTR_SIGTRAP) && !has_task)
 		return -EINVAL;
@@ -97,7 +97,7 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	/* No cgroup hierarchy is modelled: every cgroup fd is one perf cannot use. */
 	if (flags & PECS_FLAG_PID_CGROUP)
 		return -EBADF;
-	if ((a->sample_type & PECS_SAMPLE_CALLCHAIN) && a->sample_max_stack > e->lim.max_stack)
+	if ((a->sample_type & PECS_SAMPLE_CALLCHAIN) && a->sample_max_stack > e->env.lim.max_stack)
 		return -EOVERFLOW;
 	return 0;
 }
@@ -148,7 +148,7 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 
 	if (!ev)
 		return NULL;
-	ev->e = e;
+	ev->env = &e->env;
 	ev->refs = 1;
 	ev->fd = -1;
 	ev->attr = *a;
@@ -209,12 +209,12 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 	if (err) {
 		ev->leader = ev;
 		ref_event_put(ev, &d);
-		ref_event_defer_run(e, &d);
+		ref_event_defer_run(&e->env, &d);
 		return err;
 	}
 	if (!(ev->attr.flags & PECS_ATTR_DISABLED)) {
 		ref_event_enable(ev, &d);
-		ref_event_defer_run(e, &d);
+		ref_event_defer_run(&e->env, &d);
 	}
 	return fd;
 }
@@ -231,7 +231,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 
 	if (flags & ~(unsigned long)FLAG_ALL)
 		return -EINVAL;
-	err = ref_attr_copy(uattr, &a, &e->lim, &e->policy);
+	err = ref_attr_copy(uattr, &a, &e->env.lim, &e->env.policy);
 	if (err)
 		return err;
 	err = check_attr(e, &a, pid, cpu, flags);
@@ -263,12 +263,12 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
 		return -EINVAL;
 	if (has_task) {
-		err = ref_policy_allow_task(&e->policy, ref_event_task_proc_id(tid, same_process),
-					    same_process);
+		err = ref_policy_allow_task(&e->env.policy,
+					    ref_event_task_proc_id(tid, same_process), same_process);
 		if (err)
 			return err;
 	} else {
-		err = ref_policy_allow_cpu(&e->policy);
+		err = ref_policy_allow_cpu(&e->env.policy);
 		if (err)
 			return err;
 	}

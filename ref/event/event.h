@@ -1,4 +1,5 @@
-/* The events an engine holds: their groups, their ring buffers and mappings.
+/* The events an engine holds: their groups, their ring buffers and mappings. The engine
+ * is above this layer: what events need of it comes down in struct ref_event_env.
  * Every function here expects the engine lock held unless it says otherwise. */
 #ifndef REF_EVENT_H
 #define REF_EVENT_H
@@ -9,9 +10,9 @@
 
 #include "pecs/ref.h"
 #include "ref/attr/attr.h"
+#include "ref/host/host.h"
 #include "ref/record/record.h"
 
-struct ref_engine; /* engine/engine.h: its fields are the engine's */
 struct ref_ring;
 struct ref_event;
 
@@ -44,8 +45,10 @@ struct ref_mapping {
 	struct ref_mapping *next;
 };
 
+struct ref_event_env;
+
 struct ref_event {
-	struct ref_engine *e;
+	struct ref_event_env *env; /* the owner's, shared by all its events */
 	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
 	int fd;                   /* -1 once closed */
 	struct pecs_attr attr;
@@ -83,6 +86,24 @@ struct ref_event {
 	void *priv;
 	int has_sampler;
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
+};
+
+/* What the events of one engine share, handed down by the engine that owns them (it
+ * embeds this in struct ref_engine, engine/engine.h): the lock all event state is
+ * under, the limits and policy calls are judged by, the mappings and their mlock
+ * accounting, the host lookups' cache, and the owner's fd table, which SET_OUTPUT
+ * names its target in. */
+struct ref_event_env {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
+	struct ref_policy policy;
+	struct ref_limits lim;
+	struct ref_mapping *maps;
+	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
+	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
+	struct ref_host_cache host; /* what the /proc lookups at an overflow keep */
+	/* The event behind one of the owner's fds, or NULL. */
+	struct ref_event *(*fd_lookup)(struct ref_event_env *env, int fd);
 };
 
 /* Profiler hooks to run once the engine lock is dropped. */
@@ -129,7 +150,7 @@ void ref_event_update_userpage(struct ref_event *ev);
 int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
 void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
 /* Drops the engine lock, runs the hooks, takes the lock back. */
-void ref_event_defer_run(struct ref_engine *e, struct ref_defer *d);
+void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d);
 
 /* ---- read (event_read.c) ---- */
 ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count);
@@ -144,7 +165,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 /* ---- ring buffers and mappings (event_rb.c) ---- */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr);
-int ref_event_munmap_locked(struct ref_engine *e, void *addr, size_t length,
+int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d);
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
 void ref_event_rb_detach(struct ref_event *ev);

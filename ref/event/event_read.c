@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
 #include "ref/uaccess/uaccess.h"
@@ -61,7 +60,7 @@ ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count)
 	ssize_t ret;
 	void *out;
 
-	ret = ref_policy_allow_read(&ev->e->policy);
+	ret = ref_policy_allow_read(&ev->env->policy);
 	if (ret)
 		return ret;
 	/* The size check comes before anything is read, so a short buffer changes nothing. */

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 #include "pecs/opts.h"
-#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
@@ -85,7 +84,7 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
 			       struct ref_record_desc *d)
 {
-	struct ref_host_cache *host = &ev->e->host;
+	struct ref_host_cache *host = &ev->env->host;
 	pid_t task = ev->pid == -1 ? (pid_t)s->tid
 				   : ref_event_task_proc_id(ev->tid, ev->same_process);
 	uint64_t id;
@@ -154,7 +153,7 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	if (err == -ENODATA)
 		return 0;
 	if (!err)
-		pthread_cond_broadcast(&ev->e->wake);
+		pthread_cond_broadcast(&ev->env->wake);
 	return err;
 }
 

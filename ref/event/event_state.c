@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref/engine/engine.h"
 #include "ref/event/event.h"
 #include "ref/ring/ring.h"
 
@@ -204,14 +203,14 @@ void ref_event_put(struct ref_event *ev, struct ref_defer *d)
 	event_release(ev, d);
 }
 
-void ref_event_defer_run(struct ref_engine *e, struct ref_defer *d)
+void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d)
 {
 	/* Putting the hooks' references may release events and queue more hooks. */
 	while (d->nr) {
 		struct ref_defer batch = *d;
 
 		memset(d, 0, sizeof(*d));
-		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_unlock(&env->lock);
 		for (size_t i = 0; i < batch.nr; i++) {
 			struct ref_event *ev = batch.items[i].ev;
 
@@ -223,14 +222,14 @@ void ref_event_defer_run(struct ref_engine *e, struct ref_defer *d)
 			case REF_DEFER_STOP:
 			case REF_DEFER_STOP_LAST:
 				/* Deliveries during stop are samples taken while it ran. */
-				pthread_mutex_lock(&e->lock);
+				pthread_mutex_lock(&env->lock);
 				ev->draining++;
-				pthread_mutex_unlock(&e->lock);
+				pthread_mutex_unlock(&env->lock);
 				if (ev->ops.stop)
 					ev->ops.stop(ev->priv, ev);
-				pthread_mutex_lock(&e->lock);
+				pthread_mutex_lock(&env->lock);
 				ev->draining--;
-				pthread_mutex_unlock(&e->lock);
+				pthread_mutex_unlock(&env->lock);
 				break;
 			case REF_DEFER_RECONFIGURE:
 				if (ev->ops.reconfigure)
@@ -243,7 +242,7 @@ void ref_event_defer_run(struct ref_engine *e, struct ref_defer *d)
 				break;
 			}
 		}
-		pthread_mutex_lock(&e->lock);
+		pthread_mutex_lock(&env->lock);
 		for (size_t i = 0; i < batch.nr; i++) {
 			int what = batch.items[i].what;
 
