@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "runner.h"
 
 int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
@@ -11,30 +12,37 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 		snprintf(msg, msglen, "no implementation (NULL vtable)");
 		return -EINVAL;
 	}
-	if (impl->size < offsetof(struct pecs_impl, host_facts)) {
+	/* The pecs/opts.h rule, read in place: the first version ended before host_facts;
+	 * entries the suite does not know yet must be absent, or old suites would ignore
+	 * behaviour the implementation depends on. */
+	const size_t min_size = offsetof(struct pecs_impl, host_facts);
+	int err = pecs_opts_check(impl, sizeof(*impl), min_size);
+
+	if (err == -EINVAL) {
 		snprintf(msg, msglen,
 			 "vtable size %zu is smaller than the first version's mandatory part (%zu)",
-			 impl->size, offsetof(struct pecs_impl, host_facts));
+			 impl->size, min_size);
 		return -EINVAL;
 	}
 	/* Every version of the struct is a run of pointers after size_t; anything else is not
-	 * a pecs_impl at all. The cap bounds the trailing-zero scan below. */
-	if (impl->size % sizeof(void *) || impl->size > 4096) {
+	 * a pecs_impl at all. */
+	if (impl->size % sizeof(void *) || impl->size > PECS_OPTS_MAX) {
 		snprintf(msg, msglen, "vtable size %zu is not the size of any struct pecs_impl "
-			 "(a multiple of %zu, at most 4096)", impl->size, sizeof(void *));
+			 "(a multiple of %zu, at most %d)", impl->size, sizeof(void *),
+			 PECS_OPTS_MAX);
 		return -EINVAL;
 	}
-	/* Entries the suite does not know yet must be absent, or old suites would ignore
-	 * behaviour the implementation depends on. */
-	const unsigned char *bytes = (const unsigned char *)impl;
-	for (size_t i = sizeof(struct pecs_impl); i < impl->size; i++) {
-		if (bytes[i]) {
-			snprintf(msg, msglen,
-				 "vtable is %zu bytes and byte %zu, past the %zu this suite knows, is "
-				 "not zero: rebuild the suite with a newer pecs/impl.h",
-				 impl->size, i, sizeof(struct pecs_impl));
-			return -EINVAL;
-		}
+	if (err) {
+		const unsigned char *bytes = (const unsigned char *)impl;
+		size_t i = sizeof(*impl);
+
+		while (i < impl->size && !bytes[i])
+			i++;
+		snprintf(msg, msglen,
+			 "vtable is %zu bytes and byte %zu, past the %zu this suite knows, is "
+			 "not zero: rebuild the suite with a newer pecs/impl.h",
+			 impl->size, i, sizeof(*impl));
+		return -EINVAL;
 	}
 	if (!impl->name || !impl->open || !impl->close || !impl->read || !impl->ioctl ||
 	    !impl->mmap || !impl->munmap || !impl->poll || !impl->setup || !impl->teardown) {

@@ -17,6 +17,12 @@ struct ref_limits {
 	int mlock_kb;
 };
 
+/* attr.aux_action's bits (perf_event_attr: aux_start_paused, aux_pause, aux_resume).
+ * PECS_AUX_ACTION_RESERVED_MASK in pecs/abi.h covers the rest. */
+#define REF_AUX_START_PAUSED (1u << 0)
+#define REF_AUX_PAUSE (1u << 1)
+#define REF_AUX_RESUME (1u << 2)
+
 /* Copies the caller's attr (attr->size bytes, 0 meaning VER0) into *out, then applies
  * perf_copy_attr()'s checks in the kernel's order. On E2BIG the size the engine knows
  * (136) is written back into uattr->size. Resolves sample_max_stack 0 to the limit. */

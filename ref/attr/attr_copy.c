@@ -37,9 +37,33 @@ static int size_error(struct pecs_attr *uattr)
 	uint32_t latest = PECS_ATTR_SIZE_LATEST;
 
 	/* perf_copy_attr() ignores a fault here: E2BIG either way. */
-	(void)ref_copy_to_user(user_at(uattr, offsetof(struct pecs_attr, size)), &latest,
-			       sizeof(latest));
+	(void)ref_uaccess_copy_to_user(user_at(uattr, offsetof(struct pecs_attr, size)), &latest,
+				       sizeof(latest));
 	return -E2BIG;
+}
+
+/* branch_sample_type: its privilege bits default from the exclude_* flags, and asking
+ * for kernel or hypervisor branches needs what a kernel-visible event needs. */
+static int branch_validate(struct pecs_attr *out, const struct ref_policy *pol)
+{
+	uint64_t mask = out->branch_sample_type;
+
+	if (mask & ~(BRANCH_MAX - 1))
+		return -EINVAL;
+	if (!(mask & ~BRANCH_PLM_ALL))
+		return -EINVAL;
+	if (!(mask & BRANCH_PLM_ALL)) {
+		if (!(out->flags & PECS_ATTR_EXCLUDE_KERNEL))
+			mask |= BRANCH_KERNEL;
+		if (!(out->flags & PECS_ATTR_EXCLUDE_USER))
+			mask |= BRANCH_USER;
+		if (!(out->flags & PECS_ATTR_EXCLUDE_HV))
+			mask |= BRANCH_HV;
+		out->branch_sample_type = mask;
+	}
+	if (mask & (BRANCH_KERNEL | BRANCH_HV))
+		return ref_policy_allow_kernel(pol);
+	return 0;
 }
 
 int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct ref_limits *lim,
@@ -49,8 +73,8 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	ret = ref_copy_from_user(&size, user_at(uattr, offsetof(struct pecs_attr, size)),
-				 sizeof(size));
+	ret = ref_uaccess_copy_from_user(&size, user_at(uattr, offsetof(struct pecs_attr, size)),
+					 sizeof(size));
 	if (ret)
 		return ret;
 	if (!size)
@@ -59,13 +83,14 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return size_error(uattr);
 	/* copy_struct_from_user(): a newer caller's tail must be zero. */
 	if (size > sizeof(*out)) {
-		ret = ref_check_zeroed_user(user_at(uattr, sizeof(*out)), size - sizeof(*out));
+		ret = ref_uaccess_check_zeroed_user(user_at(uattr, sizeof(*out)),
+						    size - sizeof(*out));
 		if (ret < 0)
 			return ret;
 		if (!ret)
 			return size_error(uattr);
 	}
-	ret = ref_copy_from_user(out, uattr, size < sizeof(*out) ? size : sizeof(*out));
+	ret = ref_uaccess_copy_from_user(out, uattr, size < sizeof(*out) ? size : sizeof(*out));
 	if (ret)
 		return ret;
 	out->size = size;
@@ -79,26 +104,9 @@ int ref_attr_copy(struct pecs_attr *uattr, struct pecs_attr *out, const struct r
 		return -EINVAL;
 
 	if (out->sample_type & PECS_SAMPLE_BRANCH_STACK) {
-		uint64_t mask = out->branch_sample_type;
-
-		if (mask & ~(BRANCH_MAX - 1))
-			return -EINVAL;
-		if (!(mask & ~BRANCH_PLM_ALL))
-			return -EINVAL;
-		if (!(mask & BRANCH_PLM_ALL)) {
-			if (!(out->flags & PECS_ATTR_EXCLUDE_KERNEL))
-				mask |= BRANCH_KERNEL;
-			if (!(out->flags & PECS_ATTR_EXCLUDE_USER))
-				mask |= BRANCH_USER;
-			if (!(out->flags & PECS_ATTR_EXCLUDE_HV))
-				mask |= BRANCH_HV;
-			out->branch_sample_type = mask;
-		}
-		if (mask & (BRANCH_KERNEL | BRANCH_HV)) {
-			ret = ref_policy_allow_kernel(pol);
-			if (ret)
-				return ret;
-		}
+		ret = branch_validate(out, pol);
+		if (ret)
+			return ret;
 	}
 
 	if (out->sample_type & PECS_SAMPLE_REGS_USER) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ref/engine/engine.h"
+#include "pecs/opts.h"
 #include "ref/policy/policy.h"
 
 #define REF_FIRST_FD 1000
@@ -27,25 +28,28 @@ static int sysctl_int(const char *name, int fallback)
 	return v;
 }
 
-/* Copies a caller's config, refusing trailing fields this engine does not know. */
+/* Copies a caller's config (pecs/opts.h rules); NULL is all defaults. */
 static int config_copy(struct ref_config *dst, const struct ref_config *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	if (!src)
 		return 0;
-	if (src->size < offsetof(struct ref_config, first_fd) + sizeof(int))
-		return -EINVAL;
-	for (size_t i = sizeof(*dst); i < src->size; i++)
-		if (((const unsigned char *)src)[i])
-			return -E2BIG;
-	memcpy(dst, src, sizeof(*dst));
-	return 0;
+	return pecs_opts_load(dst, sizeof(*dst), src, PECS_OPTS_SIZE_TO(ref_config, first_fd));
+}
+
+/* How events reach the fd table: the env they hold is embedded in its engine. */
+static struct ref_event *env_fd_lookup(struct ref_event_env *env, int fd)
+{
+	char *engine = (char *)env - offsetof(struct ref_engine, env);
+
+	return ref_engine_fd_lookup((struct ref_engine *)engine, fd);
 }
 
 struct ref_engine *ref_engine_new(const struct ref_config *cfg)
 {
 	struct ref_config c;
 	struct ref_engine *e;
+	struct ref_limits *lim;
 	int err;
 
 	err = config_copy(&c, cfg);
@@ -62,25 +66,28 @@ struct ref_engine *ref_engine_new(const struct ref_config *cfg)
 	if (!e)
 		return NULL;
 	if (c.policy)
-		err = ref_policy_copy(&e->policy, c.policy);
+		err = ref_policy_copy(&e->env.policy, c.policy);
 	else
-		err = ref_policy_from_host(&e->policy);
+		err = ref_policy_from_host(&e->env.policy);
 	if (err) {
 		free(e);
 		errno = -err;
 		return NULL;
 	}
 	/* Linux bounds cpu by nr_cpu_ids, the possible CPUs. */
-	e->lim.ncpus = c.ncpus ? c.ncpus : (int)sysconf(_SC_NPROCESSORS_CONF);
-	e->lim.page_size = c.page_size ? c.page_size : sysconf(_SC_PAGESIZE);
-	e->lim.max_stack = c.max_stack ? c.max_stack : sysctl_int("perf_event_max_stack", 127);
-	e->lim.max_sample_rate = c.max_sample_rate ? c.max_sample_rate
-						   : sysctl_int("perf_event_max_sample_rate", 100000);
-	e->lim.mlock_kb = c.mlock_kb ? c.mlock_kb : sysctl_int("perf_event_mlock_kb", 516);
+	lim = &e->env.lim;
+	lim->ncpus = c.ncpus ? c.ncpus : (int)sysconf(_SC_NPROCESSORS_CONF);
+	lim->page_size = c.page_size ? c.page_size : sysconf(_SC_PAGESIZE);
+	lim->max_stack = c.max_stack ? c.max_stack : sysctl_int("perf_event_max_stack", 127);
+	lim->max_sample_rate = c.max_sample_rate ? c.max_sample_rate
+						 : sysctl_int("perf_event_max_sample_rate", 100000);
+	lim->mlock_kb = c.mlock_kb ? c.mlock_kb : sysctl_int("perf_event_mlock_kb", 516);
 	e->next_id = c.first_id ? c.first_id : 1;
 	e->first_fd = c.first_fd ? c.first_fd : REF_FIRST_FD;
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->wake, NULL);
+	e->env.host = (struct ref_host_cache)REF_HOST_CACHE_INIT;
+	e->env.fd_lookup = env_fd_lookup;
+	pthread_mutex_init(&e->env.lock, NULL);
+	pthread_cond_init(&e->env.wake, NULL);
 	return e;
 }
 
@@ -90,9 +97,9 @@ void ref_engine_free(struct ref_engine *e)
 
 	if (!e)
 		return;
-	pthread_mutex_lock(&e->lock);
-	while (e->maps)
-		ref_engine_unmap_locked(e, e->maps->addr, e->maps->len, &d);
+	pthread_mutex_lock(&e->env.lock);
+	while (e->env.maps)
+		ref_event_munmap_locked(&e->env, e->env.maps->addr, e->env.maps->len, &d);
 	for (size_t i = 0; i < e->nr_fds; i++) {
 		struct ref_event *ev = e->fds[i];
 
@@ -102,12 +109,22 @@ void ref_engine_free(struct ref_engine *e)
 			ref_event_put(ev, &d);
 		}
 	}
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	free(e->fds);
-	pthread_cond_destroy(&e->wake);
-	pthread_mutex_destroy(&e->lock);
+	pthread_cond_destroy(&e->env.wake);
+	pthread_mutex_destroy(&e->env.lock);
 	free(e);
+}
+
+struct ref_event *ref_engine_fd_lookup(struct ref_engine *e, int fd)
+{
+	size_t i;
+
+	if (fd < e->first_fd)
+		return NULL;
+	i = (size_t)(fd - e->first_fd);
+	return i < e->nr_fds ? e->fds[i] : NULL;
 }
 
 int ref_engine_fd_install(struct ref_engine *e, struct ref_event *ev)
@@ -137,28 +154,26 @@ void ref_engine_fd_remove(struct ref_engine *e, int fd)
 	e->fds[fd - e->first_fd] = NULL;
 }
 
-int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *f)
+int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts)
 {
+	/* The first version ended before kernel_release. */
+	const size_t min_size = offsetof(struct pecs_host_facts, kernel_release);
+	struct pecs_host_facts mine = { .size = sizeof(mine) }, *f = &mine;
 	struct utsname u;
-	size_t size;
 
-	if (!f || f->size < offsetof(struct pecs_host_facts, kernel_release))
+	if (!facts || pecs_opts_size(facts) < min_size)
 		return -EINVAL;
-	size = f->size < sizeof(*f) ? f->size : sizeof(*f);
-	memset((char *)f + sizeof(f->size), 0, size - sizeof(f->size));
-	pthread_mutex_lock(&e->lock);
-	f->ncpus = e->lim.ncpus;
-	f->page_size = e->lim.page_size;
-	f->max_stack = e->lim.max_stack;
-	f->max_sample_rate = e->lim.max_sample_rate;
-	f->mlock_kb = e->lim.mlock_kb;
-	f->paranoid = e->policy.paranoid;
-	f->privileged = ref_policy_perfmon(&e->policy);
+	pthread_mutex_lock(&e->env.lock);
+	f->ncpus = e->env.lim.ncpus;
+	f->page_size = e->env.lim.page_size;
+	f->max_stack = e->env.lim.max_stack;
+	f->max_sample_rate = e->env.lim.max_sample_rate;
+	f->mlock_kb = e->env.lim.mlock_kb;
+	f->paranoid = e->env.policy.paranoid;
+	f->privileged = ref_policy_perfmon(&e->env.policy);
 	f->attr_size = PECS_ATTR_SIZE_LATEST;
-	pthread_mutex_unlock(&e->lock);
-	if (size >= offsetof(struct pecs_host_facts, kernel_release) + sizeof(f->kernel_release)) {
-		if (uname(&u) == 0)
-			snprintf(f->kernel_release, sizeof(f->kernel_release), "ref on %.56s", u.release);
-	}
-	return 0;
+	pthread_mutex_unlock(&e->env.lock);
+	if (uname(&u) == 0)
+		snprintf(f->kernel_release, sizeof(f->kernel_release), "ref on %.56s", u.release);
+	return pecs_opts_store(facts, f, sizeof(*f), min_size);
 }

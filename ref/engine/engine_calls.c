@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pecs/opts.h"
 #include "ref/engine/engine.h"
 
 int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int cpu,
@@ -14,9 +15,9 @@ int ref_engine_open(struct ref_engine *e, struct pecs_attr *attr, pid_t pid, int
 {
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	ret = ref_engine_open_locked(e, attr, pid, cpu, group_fd, flags);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -25,18 +26,18 @@ int ref_engine_close(struct ref_engine *e, int fd)
 	struct ref_defer d = {0};
 	struct ref_event *ev;
 
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (!ev) {
-		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_unlock(&e->env.lock);
 		return -EBADF;
 	}
 	ref_engine_fd_remove(e, fd);
 	ev->fd = -1;
 	/* A mapping keeps the event alive and writing, as it keeps the file open. */
 	ref_event_put(ev, &d);
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return 0;
 }
 
@@ -46,10 +47,10 @@ ssize_t ref_engine_read(struct ref_engine *e, int fd, void *buf, size_t count)
 	ssize_t ret;
 
 	ref_engine_flush_for_read(e, fd);
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_read(ev, buf, count) : -EBADF;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -59,9 +60,9 @@ ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t c
 
 	(void)buf;
 	(void)count;
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
+	pthread_mutex_unlock(&e->env.lock);
 	/* perf fds have no write method: vfs_write() answers EINVAL. */
 	return ev ? -EINVAL : -EBADF;
 }
@@ -73,11 +74,11 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	int ret;
 
 	ref_engine_flush_for_ioctl(e, fd, request, arg);
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_ioctl(ev, request, arg, &d) : -EBADF;
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -87,10 +88,10 @@ int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int f
 	struct ref_event *ev;
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr) : -EBADF;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -99,10 +100,10 @@ int ref_engine_munmap(struct ref_engine *e, void *addr, size_t length)
 	struct ref_defer d = {0};
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
-	ret = ref_engine_unmap_locked(e, addr, length, &d);
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
+	ret = ref_event_munmap_locked(&e->env, addr, length, &d);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -126,9 +127,9 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	ref_engine_flush_ring(e, fd);
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	for (;;) {
-		ev = ref_event_lookup(e, fd);
+		ev = ref_engine_fd_lookup(e, fd);
 		if (!ev) {
 			ret = -EBADF;
 			break;
@@ -138,14 +139,15 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms)
 		if (ret || !timeout_ms)
 			break;
 		if (timeout_ms < 0) {
-			pthread_cond_wait(&e->wake, &e->lock);
-		} else if (pthread_cond_timedwait(&e->wake, &e->lock, &deadline) == ETIMEDOUT) {
-			ev = ref_event_lookup(e, fd);
+			pthread_cond_wait(&e->env.wake, &e->env.lock);
+		} else if (pthread_cond_timedwait(&e->env.wake, &e->env.lock, &deadline) ==
+			   ETIMEDOUT) {
+			ev = ref_engine_fd_lookup(e, fd);
 			ret = ev ? ref_event_poll_locked(ev) & (events | POLLHUP | POLLERR) : -EBADF;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
 
@@ -154,92 +156,42 @@ int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sam
 	struct ref_event *ev;
 	int ret;
 
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	ret = ev ? ref_event_deliver_locked(ev, s) : -EBADF;
 	if (ret >= 0)
 		ev->injected = 1;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret == REF_DELIVER_OFF ? 0 : ret;
-}
-
-int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
-{
-	struct ref_engine *e = ev->e;
-	int ret;
-
-	pthread_mutex_lock(&e->lock);
-	ret = ev->injected ? REF_DELIVER_OFF : ref_event_deliver_locked(ev, s);
-	pthread_mutex_unlock(&e->lock);
-	return ret;
-}
-
-int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
-{
-	struct ref_engine *e = ev->e;
-
-	if (!nr)
-		return 0;
-	pthread_mutex_lock(&e->lock);
-	if (!ref_attr_is_sampling(&ev->attr)) {
-		pthread_mutex_unlock(&e->lock);
-		return -EINVAL;
-	}
-	if (!ev->injected)
-		ref_event_lost_locked(ev, nr);
-	pthread_mutex_unlock(&e->lock);
-	return 0;
 }
 
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv)
 {
+	struct ref_sampler_ops o = { 0 };
 	struct ref_defer d = {0};
 	struct ref_event *ev;
-	int ret = 0;
+	int ret;
 
-	if (!ops || ops->size < offsetof(struct ref_sampler_ops, release) + sizeof(ops->release))
-		return -EINVAL;
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	ret = pecs_opts_load(&o, sizeof(o), ops, PECS_OPTS_SIZE_TO(ref_sampler_ops, release));
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (!ev)
 		ret = -EBADF;
 	else if (ev->has_sampler || !ref_attr_is_sampling(&ev->attr))
 		ret = -EINVAL;
 	if (!ret) {
 		/* An older caller's struct ends early: its missing hooks stay NULL. */
-		memset(&ev->ops, 0, sizeof(ev->ops));
-		memcpy(&ev->ops, ops, ops->size < sizeof(ev->ops) ? ops->size : sizeof(ev->ops));
-		ev->ops.size = sizeof(ev->ops);
+		ev->ops = o;
 		ev->priv = priv;
 		ev->has_sampler = 1;
 		/* An event already running starts its profiler now. */
 		if (ev->running)
-			ref_defer_add(&d, ev, REF_DEFER_START);
+			ref_event_defer_add(&d, ev, REF_DEFER_START);
 	}
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 	return ret;
-}
-
-int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
-{
-	struct ref_engine *e = ev->e;
-
-	if (!info || info->size < offsetof(struct ref_event_info, max_stack) + sizeof(uint32_t))
-		return -EINVAL;
-	pthread_mutex_lock(&e->lock);
-	info->id = ev->id;
-	info->period = ev->period;
-	info->sample_type = ev->attr.sample_type;
-	info->pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
-	info->tid = ev->tid;
-	info->cpu = ev->cpu;
-	info->max_stack = ev->attr.sample_max_stack;
-	if (info->size >= offsetof(struct ref_event_info, config) + sizeof(info->config)) {
-		info->type = ev->attr.type;
-		info->config = ev->attr.config;
-	}
-	pthread_mutex_unlock(&e->lock);
-	return 0;
 }

@@ -53,8 +53,8 @@ static void flush(struct ref_engine *e, int fd, enum flush_scope scope)
 
 	if (scope == FLUSH_NONE)
 		return;
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (ev)
 		n = collect(ev, scope, evs);
 	for (size_t i = 0; i < n; i++) {
@@ -63,16 +63,16 @@ static void flush(struct ref_engine *e, int fd, enum flush_scope scope)
 			evs[kept++] = evs[i];
 		}
 	}
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	if (!kept)
 		return;
 	for (size_t i = 0; i < kept; i++)
 		evs[i]->ops.flush(evs[i]->priv, evs[i]);
-	pthread_mutex_lock(&e->lock);
+	pthread_mutex_lock(&e->env.lock);
 	for (size_t i = 0; i < kept; i++)
 		ref_event_put(evs[i], &d);
-	ref_defer_run(e, &d);
-	pthread_mutex_unlock(&e->lock);
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
 }
 
 void ref_engine_flush_for_ioctl(struct ref_engine *e, int fd, unsigned long request,
@@ -104,11 +104,11 @@ void ref_engine_flush_for_read(struct ref_engine *e, int fd)
 	enum flush_scope scope = FLUSH_NONE;
 	struct ref_event *ev;
 
-	pthread_mutex_lock(&e->lock);
-	ev = ref_event_lookup(e, fd);
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
 	if (ev)
 		scope = (ev->attr.read_format & PECS_FORMAT_GROUP) ? FLUSH_GROUP : FLUSH_EVENT;
-	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->env.lock);
 	flush(e, fd, scope);
 }
 

@@ -31,14 +31,14 @@ static int clock_valid(int clockid)
 
 static int leader_gone(const struct ref_event *leader)
 {
-	return leader->pid != -1 && ref_task_exited(leader->tid, leader->same_process);
+	return leader->pid != -1 && ref_event_task_exited(leader->tid, leader->same_process);
 }
 
 /* Checks that need only the attr, before any task or group is looked at. */
 static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid, int cpu,
 		      unsigned long flags)
 {
-	const struct ref_policy *pol = &e->policy;
+	const struct ref_policy *pol = &e->env.policy;
 	int err;
 
 	err = ref_policy_allow_open(pol);
@@ -55,7 +55,7 @@ static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid
 	if ((a->flags & PECS_ATTR_NAMESPACES) && !ref_policy_perfmon(pol))
 		return -EACCES;
 	if (a->flags & PECS_ATTR_FREQ) {
-		if (a->sample_period > (uint64_t)e->lim.max_sample_rate)
+		if (a->sample_period > (uint64_t)e->env.lim.max_sample_rate)
 			return -EINVAL;
 	} else if (a->sample_period & (1ull << 63)) {
 		return -EINVAL;
@@ -77,7 +77,7 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 {
 	int err;
 
-	if ((unsigned)cpu >= (unsigned)e->lim.ncpus && (!has_task || cpu != -1))
+	if ((unsigned)cpu >= (unsigned)e->env.lim.ncpus && (!has_task || cpu != -1))
 		return -EINVAL;
 	if ((a->flags & PECS_ATTR_SIGTRAP) && !has_task)
 		return -EINVAL;
@@ -90,14 +90,14 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
 		return -EOPNOTSUPP;
-	if ((a->aux_action & 2) && (a->aux_action & 4))
+	if ((a->aux_action & REF_AUX_PAUSE) && (a->aux_action & REF_AUX_RESUME))
 		return -EINVAL;
-	if (a->aux_action & 1)
+	if (a->aux_action & REF_AUX_START_PAUSED)
 		return -EOPNOTSUPP;
 	/* No cgroup hierarchy is modelled: every cgroup fd is one perf cannot use. */
 	if (flags & PECS_FLAG_PID_CGROUP)
 		return -EBADF;
-	if ((a->sample_type & PECS_SAMPLE_CALLCHAIN) && a->sample_max_stack > e->lim.max_stack)
+	if ((a->sample_type & PECS_SAMPLE_CALLCHAIN) && a->sample_max_stack > e->env.lim.max_stack)
 		return -EOVERFLOW;
 	return 0;
 }
@@ -127,14 +127,14 @@ static int check_read_size(const struct ref_event *leader, const struct ref_even
 {
 	uint32_t n = leader ? leader->nr_siblings + 2 : 1;
 
-	if (ref_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_record_read_size(ev->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	if (!leader)
 		return 0;
-	if (ref_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
+	if (ref_record_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
 	for (uint32_t i = 0; i < leader->nr_siblings; i++)
-		if (ref_read_size(leader->siblings[i]->attr.read_format, n) >
+		if (ref_record_read_size(leader->siblings[i]->attr.read_format, n) >
 		    PECS_READ_SIZE_MAX)
 			return -E2BIG;
 	return 0;
@@ -148,7 +148,7 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 
 	if (!ev)
 		return NULL;
-	ev->e = e;
+	ev->env = &e->env;
 	ev->refs = 1;
 	ev->fd = -1;
 	ev->attr = *a;
@@ -169,14 +169,54 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 		ev->attr.flags &= ~PECS_ATTR_FREQ;
 	}
 	ev->last_period = ev->period;
-	if (ref_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
-	    ref_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
+	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
+	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
 		free(ev);
 		return NULL;
 	}
 	ev->t_last = ev->tsrc.last;
 	ev->c_last = ev->csrc.last;
 	return ev;
+}
+
+/* The checks that need the new event, then its fd; the event goes away on failure.
+ * Starts it unless attr.disabled. The fd or a negative errno. */
+static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event *leader,
+		   struct ref_event *output)
+{
+	struct ref_defer d = {0};
+	int err = 0, fd = -1;
+
+	if (leader)
+		err = check_group(leader, ev);
+	if (!err && output)
+		err = ref_event_set_output(ev, output);
+	if (!err)
+		err = check_read_size(leader, ev);
+	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
+	if (!err && (ev->attr.aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)))
+		err = -EINVAL;
+	if (!err && leader)
+		err = ref_event_group_add(leader, ev);
+	if (!err) {
+		fd = ref_engine_fd_install(e, ev);
+		if (fd < 0) {
+			err = fd;
+			if (leader)
+				leader->nr_siblings--;
+		}
+	}
+	if (err) {
+		ev->leader = ev;
+		ref_event_put(ev, &d);
+		ref_event_defer_run(&e->env, &d);
+		return err;
+	}
+	if (!(ev->attr.flags & PECS_ATTR_DISABLED)) {
+		ref_event_enable(ev, &d);
+		ref_event_defer_run(&e->env, &d);
+	}
+	return fd;
 }
 
 int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t pid, int cpu,
@@ -186,20 +226,19 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	struct pecs_attr a;
 	enum ref_kind kind = REF_KIND_ZERO;
 	pid_t tid = -1;
-	int same_process = 0, has_task = 0, err, fd;
+	int same_process = 0, has_task = 0, err;
 	uint64_t id = 0;
-	struct ref_defer d = {0};
 
 	if (flags & ~(unsigned long)FLAG_ALL)
 		return -EINVAL;
-	err = ref_attr_copy(uattr, &a, &e->lim, &e->policy);
+	err = ref_attr_copy(uattr, &a, &e->env.lim, &e->env.policy);
 	if (err)
 		return err;
 	err = check_attr(e, &a, pid, cpu, flags);
 	if (err)
 		return err;
 	if (group_fd != -1) {
-		leader = ref_event_lookup(e, group_fd);
+		leader = ref_engine_fd_lookup(e, group_fd);
 		if (!leader)
 			return -EBADF;
 		if (leader_gone(leader))
@@ -210,7 +249,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 			leader = NULL;
 	}
 	if (pid != -1 && !(flags & PECS_FLAG_PID_CGROUP)) {
-		err = ref_task_find(pid, &tid, &same_process);
+		err = ref_event_task_find(pid, &tid, &same_process);
 		if (err)
 			return err;
 		has_task = 1;
@@ -224,46 +263,17 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
 		return -EINVAL;
 	if (has_task) {
-		err = ref_policy_allow_task(&e->policy, ref_task_proc_id(tid, same_process),
-					    same_process);
+		err = ref_policy_allow_task(&e->env.policy,
+					    ref_event_task_proc_id(tid, same_process), same_process);
 		if (err)
 			return err;
 	} else {
-		err = ref_policy_allow_cpu(&e->policy);
+		err = ref_policy_allow_cpu(&e->env.policy);
 		if (err)
 			return err;
 	}
 	ev = event_new(e, &a, kind, id, has_task ? pid : -1, tid, same_process, cpu);
 	if (!ev)
 		return has_task ? -ESRCH : -ENOMEM;
-	if (leader)
-		err = check_group(leader, ev);
-	if (!err && output)
-		err = ref_event_set_output(ev, output);
-	if (!err)
-		err = check_read_size(leader, ev);
-	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
-	if (!err && (a.aux_action & 6))
-		err = -EINVAL;
-	if (!err && leader)
-		err = ref_group_add(leader, ev);
-	if (!err) {
-		fd = ref_engine_fd_install(e, ev);
-		if (fd < 0) {
-			err = fd;
-			if (leader)
-				leader->nr_siblings--;
-		}
-	}
-	if (err) {
-		ev->leader = ev;
-		ref_event_put(ev, &d);
-		ref_defer_run(e, &d);
-		return err;
-	}
-	if (!(a.flags & PECS_ATTR_DISABLED)) {
-		ref_event_enable(ev, &d);
-		ref_defer_run(e, &d);
-	}
-	return fd;
+	return install(e, ev, leader, output);
 }

@@ -1,4 +1,5 @@
-/* The engine's private state: events, their groups, their ring buffers and mappings.
+/* The events an engine holds: their groups, their ring buffers and mappings. The engine
+ * is above this layer: what events need of it comes down in struct ref_event_env.
  * Every function here expects the engine lock held unless it says otherwise. */
 #ifndef REF_EVENT_H
 #define REF_EVENT_H
@@ -9,6 +10,7 @@
 
 #include "pecs/ref.h"
 #include "ref/attr/attr.h"
+#include "ref/host/host.h"
 #include "ref/record/record.h"
 
 struct ref_ring;
@@ -43,8 +45,10 @@ struct ref_mapping {
 	struct ref_mapping *next;
 };
 
+struct ref_event_env;
+
 struct ref_event {
-	struct ref_engine *e;
+	struct ref_event_env *env; /* the owner's, shared by all its events */
 	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
 	int fd;                   /* -1 once closed */
 	struct pecs_attr attr;
@@ -84,18 +88,22 @@ struct ref_event {
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
 };
 
-struct ref_engine {
+/* What the events of one engine share, handed down by the engine that owns them (it
+ * embeds this in struct ref_engine, engine/engine.h): the lock all event state is
+ * under, the limits and policy calls are judged by, the mappings and their mlock
+ * accounting, the host lookups' cache, and the owner's fd table, which SET_OUTPUT
+ * names its target in. */
+struct ref_event_env {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;      /* broadcast when a record lands in a ring */
 	struct ref_policy policy;
 	struct ref_limits lim;
-	uint64_t next_id;
-	int first_fd;
-	struct ref_event **fds;
-	size_t nr_fds;
 	struct ref_mapping *maps;
 	long user_locked;         /* perf_mlock pages charged, as user->perf_mlock */
 	long pinned;              /* pages charged past the allowance, as mm->pinned_vm */
+	struct ref_host_cache host; /* what the /proc lookups at an overflow keep */
+	/* The event behind one of the owner's fds, or NULL. */
+	struct ref_event *(*fd_lookup)(struct ref_event_env *env, int fd);
 };
 
 /* Profiler hooks to run once the engine lock is dropped. */
@@ -115,20 +123,19 @@ struct ref_defer {
 };
 
 /* ---- sources (event_source.c) ---- */
-int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-		    pid_t tid, int same_process, int for_time);
-uint64_t ref_source_read(struct ref_source *s);
+int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
+			  pid_t tid, int same_process, int for_time);
+uint64_t ref_event_source_read(struct ref_source *s);
 /* ---- tasks (event_task.c) ---- */
 /* pid 0: the calling thread; else that task (ESRCH if none). */
-int ref_task_find(pid_t pid, pid_t *tid, int *same_process);
+int ref_event_task_find(pid_t pid, pid_t *tid, int *same_process);
 /* 1 when the target thread has exited (a task event's leader is then gone: ENODEV). */
-int ref_task_exited(pid_t tid, int same_process);
+int ref_event_task_exited(pid_t tid, int same_process);
 /* The id /proc knows the task by, or -1 when /proc cannot show it. */
-pid_t ref_task_proc_id(pid_t tid, int same_process);
-clockid_t ref_thread_clock(pid_t tid);
+pid_t ref_event_task_proc_id(pid_t tid, int same_process);
+clockid_t ref_event_thread_clock(pid_t tid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
-struct ref_event *ref_event_lookup(struct ref_engine *e, int fd);
 void ref_event_get(struct ref_event *ev);
 void ref_event_put(struct ref_event *ev, struct ref_defer *d);
 void ref_event_sync(struct ref_event *ev);
@@ -140,10 +147,10 @@ void ref_event_reset(struct ref_event *ev);
 void ref_event_for_group(struct ref_event *ev, int group,
 			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d);
 void ref_event_update_userpage(struct ref_event *ev);
-int ref_group_add(struct ref_event *leader, struct ref_event *ev);
-void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
+int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
+void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
 /* Drops the engine lock, runs the hooks, takes the lock back. */
-void ref_defer_run(struct ref_engine *e, struct ref_defer *d);
+void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d);
 
 /* ---- read (event_read.c) ---- */
 ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count);
@@ -158,7 +165,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 /* ---- ring buffers and mappings (event_rb.c) ---- */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr);
-int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d);
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
 void ref_event_rb_detach(struct ref_event *ev);

@@ -22,14 +22,14 @@ static int ioc_refresh(struct ref_event *ev, int refresh, struct ref_defer *d)
 static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_defer *d)
 {
 	uint64_t value;
-	int err = ref_copy_from_user(&value, uptr, sizeof(value));
+	int err = ref_uaccess_copy_from_user(&value, uptr, sizeof(value));
 
 	if (err)
 		return err;
 	if (!ref_attr_is_sampling(&ev->attr) || !value)
 		return -EINVAL;
 	if (ev->attr.flags & PECS_ATTR_FREQ) {
-		if (value > (uint64_t)ev->e->lim.max_sample_rate)
+		if (value > (uint64_t)ev->env->lim.max_sample_rate)
 			return -EINVAL;
 	} else if (value & (1ull << 63)) {
 		return -EINVAL;
@@ -42,7 +42,7 @@ static int ioc_period(struct ref_event *ev, const uint64_t *uptr, struct ref_def
 	if (!ref_kind_is_clock(ev->kind))
 		ev->last_period = value;
 	if (ev->running && ev->has_sampler && ev->ops.reconfigure)
-		ref_defer_add(d, ev, REF_DEFER_RECONFIGURE);
+		ref_event_defer_add(d, ev, REF_DEFER_RECONFIGURE);
 	return 0;
 }
 
@@ -53,7 +53,7 @@ static int ioc_set_output(struct ref_event *ev, unsigned long arg)
 	if (arg == (unsigned long)-1)
 		return ref_event_set_output(ev, NULL);
 	/* The kernel takes the fd as an unsigned int. */
-	target = ref_event_lookup(ev->e, (int)(unsigned)arg);
+	target = ev->env->fd_lookup(ev->env, (int)(unsigned)arg);
 	if (!target)
 		return -EBADF;
 	return ref_event_set_output(ev, target);
@@ -73,7 +73,7 @@ static int ioc_set_bpf(unsigned long arg)
 static int ioc_modify(struct ref_event *ev, struct pecs_attr *uattr)
 {
 	struct pecs_attr na;
-	int err = ref_attr_copy(uattr, &na, &ev->e->lim, &ev->e->policy);
+	int err = ref_attr_copy(uattr, &na, &ev->env->lim, &ev->env->policy);
 
 	if (err)
 		return err;
@@ -92,7 +92,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	int group = ((uint32_t)arg & PECS_IOC_FLAG_GROUP) != 0;
 	int err;
 
-	err = ref_policy_allow_write(&ev->e->policy);
+	err = ref_policy_allow_write(&ev->env->policy);
 	if (err)
 		return err;
 	switch (cmd) {
@@ -114,10 +114,11 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_SET_FILTER:
 		/* strndup_user() faults first; no event here takes a filter, and an
 		 * overlong string is EINVAL as well. */
-		err = (int)ref_strnlen_user((const void *)arg, (size_t)ev->e->lim.page_size);
+		err = (int)ref_uaccess_strnlen_user((const void *)arg,
+						    (size_t)ev->env->lim.page_size);
 		return err < 0 ? err : -EINVAL;
 	case PECS_IOC_ID:
-		return ref_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));
+		return ref_uaccess_copy_to_user((void *)arg, &ev->id, sizeof(ev->id));
 	case PECS_IOC_SET_BPF:
 		return ioc_set_bpf(arg);
 	case PECS_IOC_PAUSE_OUTPUT:
@@ -127,7 +128,7 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 		ref_ring_set_paused(ev->rb->ring, arg != 0);
 		return 0;
 	case PECS_IOC_QUERY_BPF:
-		err = ref_policy_allow_query_bpf(&ev->e->policy);
+		err = ref_policy_allow_query_bpf(&ev->env->policy);
 		/* Only tracepoint events carry a program array. */
 		return err ? err : -EINVAL;
 	case PECS_IOC_MODIFY_ATTRIBUTES:

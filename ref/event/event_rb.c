@@ -74,11 +74,11 @@ static int is_pow2(size_t n)
 
 /* perf_mmap()'s charge: perf_event_mlock_kb per CPU from the user's perf allowance,
  * the rest against RLIMIT_MEMLOCK, refused past that unless CAP_IPC_LOCK. */
-static int mlock_charge(struct ref_engine *e, long user_extra, long *extra_out)
+static int mlock_charge(struct ref_event_env *env, long user_extra, long *extra_out)
 {
-	long page_kb = e->lim.page_size / 1024;
-	long user_lock_limit = (e->lim.mlock_kb / page_kb) * e->lim.ncpus;
-	long user_locked = e->user_locked, extra = 0, lock_limit;
+	long page_kb = env->lim.page_size / 1024;
+	long user_lock_limit = (env->lim.mlock_kb / page_kb) * env->lim.ncpus;
+	long user_locked = env->user_locked, extra = 0, lock_limit;
 	struct rlimit rl;
 
 	if (user_locked > user_lock_limit)
@@ -89,9 +89,9 @@ static int mlock_charge(struct ref_engine *e, long user_extra, long *extra_out)
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		lock_limit = -1;
 	else
-		lock_limit = (long)(rl.rlim_cur / (rlim_t)e->lim.page_size);
-	if (lock_limit >= 0 && e->pinned + extra > lock_limit &&
-	    ref_policy_allow_mlock_over(&e->policy))
+		lock_limit = (long)(rl.rlim_cur / (rlim_t)env->lim.page_size);
+	if (lock_limit >= 0 && env->pinned + extra > lock_limit &&
+	    ref_policy_allow_mlock_over(&env->policy))
 		return -EPERM;
 	*extra_out = extra;
 	return 0;
@@ -100,11 +100,11 @@ static int mlock_charge(struct ref_engine *e, long user_extra, long *extra_out)
 static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long extra,
 		     long user_extra)
 {
-	struct ref_engine *e = ev->e;
+	struct ref_event_env *env = ev->env;
 	struct ref_ring_opts o = {
 		.size = sizeof(o),
 		.nr_pages = nr_pages,
-		.page_size = e->lim.page_size,
+		.page_size = env->lim.page_size,
 		.overwrite = !writable,
 		.backward = (ev->attr.flags & PECS_ATTR_WRITE_BACKWARD) != 0,
 		.wakeup_events = ev->attr.wakeup_events,
@@ -133,16 +133,16 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 		rb_free(rb);
 		return err;
 	}
-	e->user_locked += user_extra;
-	e->pinned += extra;
+	env->user_locked += user_extra;
+	env->pinned += extra;
 	return 0;
 }
 
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr)
 {
-	struct ref_engine *e = ev->e;
-	long ps = e->lim.page_size;
+	struct ref_event_env *env = ev->env;
+	long ps = env->lim.page_size;
 	size_t vma_size, nr_pages;
 	struct ref_mapping *m;
 	int err;
@@ -158,7 +158,7 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 		return -EINVAL;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
 		return -EINVAL;
-	err = ref_policy_allow_read(&e->policy);
+	err = ref_policy_allow_read(&env->policy);
 	if (err)
 		return err;
 	/* A non-zero offset maps the AUX area, which no event here has. */
@@ -179,7 +179,7 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	} else {
 		long extra;
 
-		err = mlock_charge(e, (long)nr_pages + 1, &extra);
+		err = mlock_charge(env, (long)nr_pages + 1, &extra);
 		if (err)
 			return err;
 		err = rb_create(ev, nr_pages + 1, (prot & PROT_WRITE) != 0, extra,
@@ -196,8 +196,8 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	if (err) {
 		free(m);
 		if (!ev->rb->mmap_count) {
-			e->user_locked -= ev->rb->user_extra;
-			e->pinned -= ev->rb->extra;
+			env->user_locked -= ev->rb->user_extra;
+			env->pinned -= ev->rb->extra;
 			ref_event_rb_detach(ev);
 		}
 		return err;
@@ -205,8 +205,8 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	m->len = vma_size;
 	m->ev = ev;
 	m->rb = ev->rb;
-	m->next = e->maps;
-	e->maps = m;
+	m->next = env->maps;
+	env->maps = m;
 	ev->rb->mmap_count++;
 	ev->mmap_count++;
 	ref_event_get(ev);
@@ -216,7 +216,7 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 
 /* perf_mmap_close(): when the last mapping of a buffer goes, every event still writing
  * into it is detached and the mlock charge returned. */
-static void mapping_close(struct ref_engine *e, struct ref_mapping *m, struct ref_defer *d)
+static void mapping_close(struct ref_event_env *env, struct ref_mapping *m, struct ref_defer *d)
 {
 	struct ref_rb *rb = m->rb;
 	struct ref_event *ev = m->ev;
@@ -224,8 +224,8 @@ static void mapping_close(struct ref_engine *e, struct ref_mapping *m, struct re
 	ref_ring_unmap(rb->ring, m->addr);
 	ev->mmap_count--;
 	if (--rb->mmap_count == 0) {
-		e->user_locked -= rb->user_extra;
-		e->pinned -= rb->extra;
+		env->user_locked -= rb->user_extra;
+		env->pinned -= rb->extra;
 		if (!rb->nr_events) {
 			rb_free(rb);
 		} else {
@@ -240,13 +240,13 @@ static void mapping_close(struct ref_engine *e, struct ref_mapping *m, struct re
 	ref_event_put(ev, d);
 }
 
-int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
+int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d)
 {
-	long ps = e->lim.page_size;
+	long ps = env->lim.page_size;
 	struct ref_mapping **pp;
 
-	for (pp = &e->maps; *pp; pp = &(*pp)->next) {
+	for (pp = &env->maps; *pp; pp = &(*pp)->next) {
 		struct ref_mapping *m = *pp;
 
 		if (m->addr != addr)
@@ -255,7 +255,7 @@ int ref_engine_unmap_locked(struct ref_engine *e, void *addr, size_t length,
 		if (((length + (size_t)ps - 1) & ~((size_t)ps - 1)) != m->len)
 			return -EINVAL;
 		*pp = m->next;
-		mapping_close(e, m, d);
+		mapping_close(env, m, d);
 		return 0;
 	}
 	return -EINVAL;
@@ -293,7 +293,7 @@ int ref_event_set_output(struct ref_event *ev, struct ref_event *target)
 int ref_event_poll_locked(struct ref_event *ev)
 {
 	/* is_event_hup(): a task event whose task has exited hangs up, mapped or not. */
-	if (!ev->rb || (ev->pid != -1 && ref_task_exited(ev->tid, ev->same_process)))
+	if (!ev->rb || (ev->pid != -1 && ref_event_task_exited(ev->tid, ev->same_process)))
 		return POLLHUP;
 	return ref_ring_poll(ev->rb->ring) ? POLLIN : 0;
 }

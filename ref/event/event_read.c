@@ -56,11 +56,11 @@ ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count)
 	struct ref_read_values v;
 	struct ref_read_member *m;
 	uint32_t nr = (rf & PECS_FORMAT_GROUP) ? 1 + ev->leader->nr_siblings : 1;
-	size_t size = ref_read_size(rf, nr);
+	size_t size = ref_record_read_size(rf, nr);
 	ssize_t ret;
 	void *out;
 
-	ret = ref_policy_allow_read(&ev->e->policy);
+	ret = ref_policy_allow_read(&ev->env->policy);
 	if (ret)
 		return ret;
 	/* The size check comes before anything is read, so a short buffer changes nothing. */
@@ -72,10 +72,10 @@ ssize_t ref_event_read(struct ref_event *ev, void *buf, size_t count)
 		return -ENOMEM;
 	ret = ref_event_read_values(ev, &v, &m);
 	if (!ret) {
-		ret = ref_read_encode(rf, &v, out, size);
+		ret = ref_record_read_encode(rf, &v, out, size);
 		free(m);
 	}
-	if (ret > 0 && ref_copy_to_user(buf, out, (size_t)ret))
+	if (ret > 0 && ref_uaccess_copy_to_user(buf, out, (size_t)ret))
 		ret = -EFAULT;
 	free(out);
 	return ret;

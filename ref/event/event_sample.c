@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "pecs/opts.h"
 #include "ref/event/event.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
@@ -83,15 +84,17 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
 			       struct ref_record_desc *d)
 {
-	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ref_task_proc_id(ev->tid, ev->same_process);
+	struct ref_host_cache *host = &ev->env->host;
+	pid_t task = ev->pid == -1 ? (pid_t)s->tid
+				   : ref_event_task_proc_id(ev->tid, ev->same_process);
 	uint64_t id;
 
 	if (task <= 0)
 		return;
-	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(task, &id))
+	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(host, task, &id))
 		d->cgroup = id;
 	if ((d->sample_type & PECS_SAMPLE_CODE_PAGE_SIZE) && s->nr_ips)
-		d->code_page_size = ref_host_page_size(task, s->ips[0]);
+		d->code_page_size = ref_host_page_size(host, task, s->ips[0]);
 }
 
 static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
@@ -150,20 +153,23 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	if (err == -ENODATA)
 		return 0;
 	if (!err)
-		pthread_cond_broadcast(&ev->e->wake);
+		pthread_cond_broadcast(&ev->env->wake);
 	return err;
 }
 
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 {
-	int err = 0;
+	struct pecs_sample sl = { 0 };
+	int err;
 
 	if (!ref_attr_is_sampling(&ev->attr))
 		return -EINVAL;
 	if (!ev->running && !ev->draining)
 		return REF_DELIVER_OFF;
-	if (!s || s->size < offsetof(struct pecs_sample, ips) + sizeof(s->ips))
-		return -EINVAL;
+	err = pecs_opts_load(&sl, sizeof(sl), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
+	if (err)
+		return err;
+	s = &sl;
 	/* No buffer (never mapped, or unmapped): nowhere to write, nothing counted. */
 	if (ev->rb)
 		err = write_sample(ev, s);

@@ -142,7 +142,7 @@ static int source_sample(struct ref_source *s, uint64_t *v)
 	return -1;
 }
 
-uint64_t ref_source_read(struct ref_source *s)
+uint64_t ref_event_source_read(struct ref_source *s)
 {
 	uint64_t v;
 
@@ -152,8 +152,8 @@ uint64_t ref_source_read(struct ref_source *s)
 	return s->last;
 }
 
-int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-		    pid_t tid, int same_process, int for_time)
+int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
+			  pid_t tid, int same_process, int for_time)
 {
 	int task_clock = REF_SRC_THREAD_CLOCK;
 	/* Linux raises these from scheduler code with kernel registers, so an event that
@@ -161,8 +161,8 @@ int ref_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_
 	int sched_visible = !(a->flags & PECS_ATTR_EXCLUDE_KERNEL);
 
 	memset(s, 0, sizeof(*s));
-	s->clock = ref_thread_clock(tid);
-	s->tid = tid < 0 ? -1 : ref_task_proc_id(tid, same_process);
+	s->clock = ref_event_thread_clock(tid);
+	s->tid = tid < 0 ? -1 : ref_event_task_proc_id(tid, same_process);
 	if (tid >= 0 && !same_process) {
 		/* Linux counts only the named thread; a process clock equals that for a
 		 * single-threaded process, /proc's schedstat is exact for any thread. */

@@ -6,22 +6,12 @@
 #include "ref/event/event.h"
 #include "ref/ring/ring.h"
 
-struct ref_event *ref_event_lookup(struct ref_engine *e, int fd)
-{
-	size_t i;
-
-	if (fd < e->first_fd)
-		return NULL;
-	i = (size_t)(fd - e->first_fd);
-	return i < e->nr_fds ? e->fds[i] : NULL;
-}
-
 void ref_event_get(struct ref_event *ev)
 {
 	ev->refs++;
 }
 
-void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
+void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
 {
 	if (d->nr == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 8;
@@ -47,8 +37,8 @@ void ref_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
  * enabled too (measured: an enabled member of a disabled leader reads time_enabled 0). */
 void ref_event_sync(struct ref_event *ev)
 {
-	uint64_t t = ref_source_read(&ev->tsrc);
-	uint64_t c = ref_source_read(&ev->csrc);
+	uint64_t t = ref_event_source_read(&ev->tsrc);
+	uint64_t c = ref_event_source_read(&ev->csrc);
 	const struct ref_event *leader = ev->leader ? ev->leader : ev;
 
 	if (ev->on && leader->on)
@@ -86,7 +76,7 @@ static void group_reschedule(struct ref_event *leader, struct ref_defer *d)
 		int run = ev->on && leader->on;
 
 		if (run != ev->running && ev->has_sampler)
-			ref_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
+			ref_event_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
 		ev->running = run;
 		ref_event_update_userpage(ev);
 	}
@@ -140,7 +130,7 @@ void ref_event_for_group(struct ref_event *ev, int group,
 		fn(leader->siblings[i], d);
 }
 
-int ref_group_add(struct ref_event *leader, struct ref_event *ev)
+int ref_event_group_add(struct ref_event *leader, struct ref_event *ev)
 {
 	if (leader->nr_siblings == leader->cap_siblings) {
 		uint32_t cap = leader->cap_siblings ? leader->cap_siblings * 2 : 4;
@@ -193,14 +183,14 @@ static void event_release(struct ref_event *ev, struct ref_defer *d)
 {
 	group_detach(ev, d);
 	if (ev->running && ev->has_sampler)
-		ref_defer_add(d, ev, REF_DEFER_STOP_LAST);
+		ref_event_defer_add(d, ev, REF_DEFER_STOP_LAST);
 	ev->on = ev->running = 0;
 	ref_event_rb_detach(ev);
 	free(ev->siblings);
 	ev->siblings = NULL;
 	if (ev->has_sampler) {
 		/* The release hook frees ev once the stop hooks queued before it ran. */
-		ref_defer_add(d, ev, REF_DEFER_RELEASE);
+		ref_event_defer_add(d, ev, REF_DEFER_RELEASE);
 		return;
 	}
 	free(ev);
@@ -213,14 +203,14 @@ void ref_event_put(struct ref_event *ev, struct ref_defer *d)
 	event_release(ev, d);
 }
 
-void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
+void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d)
 {
 	/* Putting the hooks' references may release events and queue more hooks. */
 	while (d->nr) {
 		struct ref_defer batch = *d;
 
 		memset(d, 0, sizeof(*d));
-		pthread_mutex_unlock(&e->lock);
+		pthread_mutex_unlock(&env->lock);
 		for (size_t i = 0; i < batch.nr; i++) {
 			struct ref_event *ev = batch.items[i].ev;
 
@@ -232,14 +222,14 @@ void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
 			case REF_DEFER_STOP:
 			case REF_DEFER_STOP_LAST:
 				/* Deliveries during stop are samples taken while it ran. */
-				pthread_mutex_lock(&e->lock);
+				pthread_mutex_lock(&env->lock);
 				ev->draining++;
-				pthread_mutex_unlock(&e->lock);
+				pthread_mutex_unlock(&env->lock);
 				if (ev->ops.stop)
 					ev->ops.stop(ev->priv, ev);
-				pthread_mutex_lock(&e->lock);
+				pthread_mutex_lock(&env->lock);
 				ev->draining--;
-				pthread_mutex_unlock(&e->lock);
+				pthread_mutex_unlock(&env->lock);
 				break;
 			case REF_DEFER_RECONFIGURE:
 				if (ev->ops.reconfigure)
@@ -252,7 +242,7 @@ void ref_defer_run(struct ref_engine *e, struct ref_defer *d)
 				break;
 			}
 		}
-		pthread_mutex_lock(&e->lock);
+		pthread_mutex_lock(&env->lock);
 		for (size_t i = 0; i < batch.nr; i++) {
 			int what = batch.items[i].what;
 

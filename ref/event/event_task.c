@@ -15,7 +15,7 @@
 
 #include "ref/event/event.h"
 
-clockid_t ref_thread_clock(pid_t tid)
+clockid_t ref_event_thread_clock(pid_t tid)
 {
 	/* MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the kernel takes it for any thread of
 	 * the caller's thread group, and for no other. */
@@ -26,10 +26,10 @@ static int in_my_group(pid_t tid)
 {
 	struct timespec ts;
 
-	return clock_gettime(ref_thread_clock(tid), &ts) == 0;
+	return clock_gettime(ref_event_thread_clock(tid), &ts) == 0;
 }
 
-int ref_task_find(pid_t pid, pid_t *tid, int *same_process)
+int ref_event_task_find(pid_t pid, pid_t *tid, int *same_process)
 {
 	if (pid == 0) {
 		*tid = (pid_t)syscall(SYS_gettid);
@@ -99,14 +99,14 @@ static pid_t own_thread_proc_id(pid_t tid)
 	return found;
 }
 
-pid_t ref_task_proc_id(pid_t tid, int same_process)
+pid_t ref_event_task_proc_id(pid_t tid, int same_process)
 {
 	if (proc_is_mine())
 		return tid;
 	return same_process ? own_thread_proc_id(tid) : -1;
 }
 
-int ref_task_exited(pid_t tid, int same_process)
+int ref_event_task_exited(pid_t tid, int same_process)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
@@ -118,7 +118,7 @@ int ref_task_exited(pid_t tid, int same_process)
 	if (kill(tid, 0) && errno == ESRCH)
 		return 1;
 	/* A zombie still answers kill(): its events went at exit. */
-	pid = ref_task_proc_id(tid, 0);
+	pid = ref_event_task_proc_id(tid, 0);
 	if (pid < 0)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);

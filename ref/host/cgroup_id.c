@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,37 +183,26 @@ static int path_id(int hier, const char *path, uint64_t *id)
 /* Called per sample: the controller's hierarchy is looked up once, and the id of the
  * last path found is kept, so a task that stays in its cgroup costs one small /proc
  * read instead of a walk of the mount table. */
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static int cached_hier = -EAGAIN;
-static char cached_path[4096];
-static uint64_t cached_id;
-
-int ref_host_cgroup_id(pid_t task, uint64_t *id)
+int ref_host_cgroup_id(struct ref_host_cache *c, pid_t task, uint64_t *id)
 {
 	char path[4096];
-	int hier, ret;
+	int ret;
 
-	pthread_mutex_lock(&cache_lock);
-	if (cached_hier == -EAGAIN)
-		cached_hier = perf_event_hierarchy();
-	hier = cached_hier;
-	pthread_mutex_unlock(&cache_lock);
-	if (hier < 0)
-		return hier;
-	ret = task_cgroup_path(task, hier, path, sizeof(path));
+	if (c->cgroup_hier == -EAGAIN)
+		c->cgroup_hier = perf_event_hierarchy();
+	if (c->cgroup_hier < 0)
+		return c->cgroup_hier;
+	ret = task_cgroup_path(task, c->cgroup_hier, path, sizeof(path));
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&cache_lock);
-	if (cached_path[0] && !strcmp(path, cached_path)) {
-		*id = cached_id;
-		ret = 0;
-	} else {
-		ret = path_id(hier, path, id);
-		if (!ret) {
-			strcpy(cached_path, path);
-			cached_id = *id;
-		}
+	if (c->cgroup_path[0] && !strcmp(path, c->cgroup_path)) {
+		*id = c->cgroup_id;
+		return 0;
 	}
-	pthread_mutex_unlock(&cache_lock);
+	ret = path_id(c->cgroup_hier, path, id);
+	if (!ret) {
+		strcpy(c->cgroup_path, path);
+		c->cgroup_id = *id;
+	}
 	return ret;
 }

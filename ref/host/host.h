@@ -3,19 +3,35 @@
 #ifndef REF_HOST_H
 #define REF_HOST_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* What the lookups keep between samples. Owned by an engine and used under its lock:
+ * the caches are one engine's, not the process's. Zero-initialise with
+ * REF_HOST_CACHE_INIT. */
+struct ref_host_cache {
+	/* cgroup_id.c: the controller's hierarchy (-EAGAIN: not looked up yet) and the id
+	 * of the last cgroup path found. */
+	int cgroup_hier;
+	char cgroup_path[4096];
+	uint64_t cgroup_id;
+	/* page_size.c: the mapping last looked up (end 0: none). */
+	pid_t page_task;
+	uint64_t page_start, page_end, page_size;
+};
+#define REF_HOST_CACHE_INIT { .cgroup_hier = -EAGAIN }
 
 /* PERF_SAMPLE_CGROUP: the id of the task's cgroup in the hierarchy the perf_event
  * controller is on (the kernfs node id, which is the directory's inode number on 64-bit
  * hosts; 1 for a root). 0, or -ENOENT when the kernel has no perf_event controller or
  * the cgroup cannot be found, or another negative errno from /proc. */
-int ref_host_cgroup_id(pid_t task, uint64_t *id);
+int ref_host_cgroup_id(struct ref_host_cache *c, pid_t task, uint64_t *id);
 
 /* PERF_SAMPLE_CODE_PAGE_SIZE: the size of the page mapping addr in the task's address
  * space, 0 when no page is present there (perf_get_page_size()). The huge page size
  * for hugetlb mappings and for a mapping wholly backed by PMD-sized transparent huge
  * pages; a partly huge mapping reports its base page size. */
-uint64_t ref_host_page_size(pid_t task, uint64_t addr);
+uint64_t ref_host_page_size(struct ref_host_cache *c, pid_t task, uint64_t addr);
 
 #endif /* REF_HOST_H */

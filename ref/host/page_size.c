@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,24 +96,14 @@ static uint64_t pmd_size(void)
 /* Called per sample, and samples of one task land in the same few mappings: the
  * mapping last looked up is kept, so the next ip inside it skips the smaps walk (the
  * expensive part: the kernel measures every mapping before the one wanted). */
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	pid_t task;
-	uint64_t start, end, size;
-} cached;
-
-static uint64_t mapping_page_size(pid_t task, uint64_t addr, uint64_t base)
+static uint64_t mapping_page_size(struct ref_host_cache *c, pid_t task, uint64_t addr,
+				  uint64_t base)
 {
 	struct vma_sizes v = {0};
 	uint64_t size;
 
-	pthread_mutex_lock(&cache_lock);
-	if (cached.task == task && addr >= cached.start && addr < cached.end) {
-		size = cached.size;
-		pthread_mutex_unlock(&cache_lock);
-		return size;
-	}
-	pthread_mutex_unlock(&cache_lock);
+	if (c->page_task == task && addr >= c->page_start && addr < c->page_end)
+		return c->page_size;
 	find_vma(task, addr, &v);
 	if (!v.found)
 		return 0;
@@ -124,22 +113,20 @@ static uint64_t mapping_page_size(pid_t task, uint64_t addr, uint64_t base)
 	/* A mapping with huge pages in it can gain or lose them at any time: ask again. */
 	if (v.pmd_kb)
 		return size;
-	pthread_mutex_lock(&cache_lock);
-	cached.task = task;
-	cached.start = v.start;
-	cached.end = v.end;
-	cached.size = size;
-	pthread_mutex_unlock(&cache_lock);
+	c->page_task = task;
+	c->page_start = v.start;
+	c->page_end = v.end;
+	c->page_size = size;
 	return size;
 }
 
-uint64_t ref_host_page_size(pid_t task, uint64_t addr)
+uint64_t ref_host_page_size(struct ref_host_cache *c, pid_t task, uint64_t addr)
 {
 	uint64_t base = (uint64_t)sysconf(_SC_PAGESIZE), size;
 
 	if (!addr)
 		return 0;
-	size = mapping_page_size(task, addr, base);
+	size = mapping_page_size(c, task, addr, base);
 	/* An unreadable pagemap leaves the page assumed present: a sample's ip was just
 	 * executed. */
 	if (!size || page_present(task, addr, base) == 0)

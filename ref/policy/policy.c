@@ -2,22 +2,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "ref/policy/policy.h"
 
 int ref_policy_copy(struct ref_policy *dst, const struct ref_policy *src)
 {
-	size_t n = src->size;
+	struct ref_policy p = { .size = sizeof(p) };
+	int err = pecs_opts_load(&p, sizeof(p), src, PECS_OPTS_SIZE_TO(ref_policy, uid));
 
-	if (n < offsetof(struct ref_policy, uid) + sizeof(src->uid))
-		return -EINVAL;
-	/* A newer caller's fields we do not know must be zero, or we would misread them. */
-	for (size_t i = sizeof(*dst); i < n; i++)
-		if (((const unsigned char *)src)[i])
-			return -E2BIG;
-	memset(dst, 0, sizeof(*dst));
-	memcpy(dst, src, n < sizeof(*dst) ? n : sizeof(*dst));
-	dst->size = sizeof(*dst);
-	return 0;
+	if (!err)
+		*dst = p;
+	return err;
 }
 
 int ref_policy_capable(const struct ref_policy *p, int cap)

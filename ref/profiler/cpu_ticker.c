@@ -91,8 +91,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-		    pid_t tid, int signo, void *value)
+int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
+			pid_t tid, int signo, void *value)
 {
 	int ret;
 
@@ -115,7 +115,7 @@ int cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64
 	return 0;
 }
 
-int cpu_ticker_run(struct cpu_ticker *t)
+int ref_cpu_ticker_run(struct cpu_ticker *t)
 {
 	pthread_condattr_t ca;
 	int ret;
@@ -138,7 +138,7 @@ int cpu_ticker_run(struct cpu_ticker *t)
 	return 0;
 }
 
-void cpu_ticker_stop(struct cpu_ticker *t)
+void ref_cpu_ticker_stop(struct cpu_ticker *t)
 {
 	if (!t->running)
 		return;
@@ -152,7 +152,7 @@ void cpu_ticker_stop(struct cpu_ticker *t)
 	t->running = false;
 }
 
-uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
+uint64_t ref_cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
 {
 	uint64_t now, due, taken = atomic_load_explicit(&t->taken, memory_order_relaxed), n = 0;
 
@@ -172,7 +172,7 @@ uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
 	return n;
 }
 
-int cpu_ticker_kick(struct cpu_ticker *t, void *value)
+int ref_cpu_ticker_kick(struct cpu_ticker *t, void *value)
 {
 	uint64_t now;
 

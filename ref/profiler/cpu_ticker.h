@@ -6,12 +6,12 @@
  * 2 ms burst of CPU often none at all. The ticker instead runs a thread that reads the
  * clock (exact, not tick-based), sleeps until the next multiple could be reached, and
  * queues signo to the target thread with value when it is. The handler calls
- * cpu_ticker_take(), which reads the clock again and says how many periods passed since
+ * ref_cpu_ticker_take(), which reads the clock again and says how many periods passed since
  * the last take: usually 1, more when the signal came late (a busy machine).
  *
  * Setting up is two steps so that the owner can publish the ticker to its signal
- * handler between them: cpu_ticker_init() fills in every field the handler reads, and
- * only cpu_ticker_run() starts queueing signals. A handler that meets a ticker which is
+ * handler between them: ref_cpu_ticker_init() fills in every field the handler reads, and
+ * only ref_cpu_ticker_run() starts queueing signals. A handler that meets a ticker which is
  * not set up (period 0) takes nothing.
  *
  * Private to ref/profiler.
@@ -50,20 +50,20 @@ struct cpu_ticker {
 
 /* Fills in the ticker and reads the clock's origin; queues nothing yet. 0 or a
  * negative errno. */
-int cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-		    pid_t tid, int signo, void *value);
+int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
+			pid_t tid, int signo, void *value);
 /* Starts the thread of an initialised ticker. 0 or a negative errno. */
-int cpu_ticker_run(struct cpu_ticker *t);
+int ref_cpu_ticker_run(struct cpu_ticker *t);
 /* Stops and joins the thread; no signal is queued after it returns (one queued before
  * may still arrive). Safe on a ticker that never ran. */
-void cpu_ticker_stop(struct cpu_ticker *t);
+void ref_cpu_ticker_stop(struct cpu_ticker *t);
 /* From the signal handler (async-signal-safe): periods passed since the last take;
  * *late is how much CPU time has run since the latest of them ended. 0 on a ticker
  * that is not initialised. */
-uint64_t cpu_ticker_take(struct cpu_ticker *t, uint64_t *late);
+uint64_t ref_cpu_ticker_take(struct cpu_ticker *t, uint64_t *late);
 /* Queues a signal with value now if a period has passed that no signal covers yet,
  * rather than waiting for the thread to notice. On the target thread itself the
  * handler has run by the time this returns. 1 when a signal was queued. */
-int cpu_ticker_kick(struct cpu_ticker *t, void *value);
+int ref_cpu_ticker_kick(struct cpu_ticker *t, void *value);
 
 #endif /* REF_PROFILER_CPU_TICKER_H */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "profiler_impl.h"
 
 #define DEFAULT_BUFFER_MB 8u
@@ -51,12 +52,14 @@ static int outcome(struct ref_profiler *p, int ret)
 	return ret;
 }
 
-int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_config *cfg)
+int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_config *ucfg)
 {
+	struct ref_profiler_config c = { 0 };
+	const struct ref_profiler_config *cfg = &c;
 	const struct ref_profiler_sampling *s;
 	int ret;
 
-	if (!cfg || cfg->size < sizeof(*cfg))
+	if (pecs_opts_load(&c, sizeof(c), ucfg, PECS_OPTS_SIZE_TO(ref_profiler_config, output)))
 		return refuse(p, REF_PROFILER_INVALID_CONFIGURATION);
 	if (p->state != REF_PROFILER_IDLE && p->state != REF_PROFILER_CONFIGURED)
 		return refuse(p, REF_PROFILER_BAD_STATE);
@@ -83,11 +86,14 @@ int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_con
 
 int ref_profiler_start(struct ref_profiler *p, const struct ref_profiler_start_opts *opts)
 {
-	uint32_t mb = opts && opts->size >= sizeof(*opts) && opts->buffer_size_mb
-			      ? opts->buffer_size_mb
-			      : DEFAULT_BUFFER_MB;
+	struct ref_profiler_start_opts o = { .size = sizeof(o) };
+	uint32_t mb;
 	int ret;
 
+	if (opts && pecs_opts_load(&o, sizeof(o), opts,
+				   PECS_OPTS_SIZE_TO(ref_profiler_start_opts, buffer_results)))
+		return refuse(p, REF_PROFILER_INVALID_CONFIGURATION);
+	mb = o.buffer_size_mb ? o.buffer_size_mb : DEFAULT_BUFFER_MB;
 	if (p->state != REF_PROFILER_CONFIGURED)
 		return refuse(p, REF_PROFILER_BAD_STATE);
 	ret = outcome(p, p->ops->start(p, (size_t)mb << 20));
@@ -105,12 +111,10 @@ int ref_profiler_stop(struct ref_profiler *p, struct ref_profiler_result *res)
 	p->ops->stop(p, &r);
 	p->state = REF_PROFILER_STOPPED;
 	p->last = REF_PROFILER_OK;
-	if (res) {
-		size_t n = res->size && res->size < sizeof(r) ? res->size : sizeof(r);
-
-		memcpy(res, &r, n);
-		res->size = n;
-	}
+	/* A result too small to hold the first version gets nothing; the stop stands. */
+	if (res)
+		pecs_opts_store(res, &r, sizeof(r),
+				PECS_OPTS_SIZE_TO(ref_profiler_result, dropped_buffer_full));
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "profiler_impl.h"
 
 struct replay {
@@ -68,13 +69,20 @@ static const struct ref_profiler_ops replay_ops = {
 	.destroy = replay_destroy,
 };
 
-int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profiler_stream *stream)
+int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profiler_stream *ustream)
 {
 	struct replay *r;
 	struct ref_profiler *p;
 
-	if (!out || !stream || stream->size < sizeof(*stream) || (stream->len && !stream->data) ||
-	    (stream->nr_koids && !stream->koids) || stream->format > PECS_STREAM_MARKUP)
+	struct pecs_profiler_stream st = { 0 };
+	const struct pecs_profiler_stream *stream = &st;
+	int err = pecs_opts_load(&st, sizeof(st), ustream,
+				 PECS_OPTS_SIZE_TO(pecs_profiler_stream, nr_koids));
+
+	if (err)
+		return err;
+	if (!out || (stream->len && !stream->data) || (stream->nr_koids && !stream->koids) ||
+	    stream->format > PECS_STREAM_MARKUP)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)

@@ -18,6 +18,7 @@
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
 #include "cpu_ticker.h"
+#include "pecs/opts.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
 #include "unwind.h"
@@ -67,6 +68,7 @@ struct sampler {
 
 	uint64_t period;      /* ns of CPU time between samples */
 	uint64_t generation;  /* this run's, in every signal's value (signal_value()) */
+	int slot;             /* this run's index in running[] */
 
 	/* Written by the handler only (the single producer); dropped is also read by the
 	 * collector while running, the rest by stop after the handlers are done. */
@@ -85,11 +87,15 @@ struct sampler {
 	uint8_t stage[RECORD_MAX];
 };
 
-/* The sampler signals are routed to; the handler is process-wide. Published (release)
- * only once the sampler and its ticker are fully set up; the handler's acquire load
- * then sees them whole. */
-static _Atomic(struct sampler *) active;
-/* Handlers between their first and last touch of `active`'s sampler. seq_cst on both
+/* The process-wide part, which a signal handler cannot do without: a handler is the
+ * process's, and a signal carries no pointer it could trust (one queued for a run that
+ * has since stopped arrives after its sampler is freed). So the samplers running now
+ * are listed here, and a signal is served from the list. A sampler is published
+ * (seq_cst) only once it and its ticker are fully set up; the handler's load then sees
+ * them whole. */
+#define MAX_RUNNING 64
+static _Atomic(struct sampler *) running[MAX_RUNNING];
+/* Handlers between their first and last touch of a listed sampler. seq_cst on both
  * sides: stop's clear-then-wait and the handler's count-then-load must not pass each
  * other. */
 static atomic_int inflight;
@@ -157,7 +163,7 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
  * is counted as skipped. */
 static unsigned batch_size(struct sampler *s, uint64_t t0, uint64_t *late)
 {
-	uint64_t n = cpu_ticker_take(&s->ticker, late), cur, slots, pay;
+	uint64_t n = ref_cpu_ticker_take(&s->ticker, late), cur, slots, pay;
 
 	if (n > s->most_periods)
 		s->most_periods = n;
@@ -206,7 +212,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 		s->last_time = t;
 		e.time = t;
 		e.len = write_record(s, rec, t, s->ips, s->nr_ips);
-		if (e.len && spsc_push(&s->buf, &e, rec) == 0) {
+		if (e.len && ref_spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
 			/* Only the batch's last period ended when its stack was taken. */
@@ -228,28 +234,32 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 		s->time_max = dt;
 }
 
+/* One of our signals arrived on a thread: every sampler running on that thread takes
+ * the periods it is due, not only the one whose run sent it. A signal of an earlier run,
+ * still pending when it stopped, or of another sampler on the same thread, arrives at a
+ * moment of its own and stands for them all: ignoring it would leave a ticker waiting
+ * for a take (its own signal, queued while the other was pending, was merged into it).
+ * A sampler with nothing due takes nothing. Only the run that sent a kick treats it as
+ * one: its context is the engine's, where for the others it is the target's. */
 static void on_signal(int signo, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
-	struct sampler *s;
+	uintptr_t v = (uintptr_t)si->si_value.sival_ptr;
+	uint64_t gen = v >> 1;
+	pid_t tid;
 
 	(void)signo;
 	atomic_fetch_add_explicit(&inflight, 1, memory_order_seq_cst);
-	s = atomic_load_explicit(&active, memory_order_seq_cst);
-	if (s && si->si_code == SI_QUEUE && si->si_pid == s->pid &&
-	    (pid_t)syscall(SYS_gettid) == s->tid) {
-		uintptr_t v = (uintptr_t)si->si_value.sival_ptr;
-		uint64_t gen = v >> 1;
+	/* Generation 0 or one not handed out yet: someone else's SI_QUEUE signal. */
+	if (si->si_code == SI_QUEUE && gen &&
+	    gen <= atomic_load_explicit(&generations, memory_order_relaxed)) {
+		tid = (pid_t)syscall(SYS_gettid);
+		for (int i = 0; i < MAX_RUNNING; i++) {
+			struct sampler *s = atomic_load_explicit(&running[i], memory_order_seq_cst);
 
-		/* A signal of an earlier run, still pending when it stopped, arrives on the
-		 * target at a moment of its own, and stands for the current run: ignoring it
-		 * would leave this run's ticker waiting for a take (its own signal, queued
-		 * while the old one was pending, was merged into it). Its context is the
-		 * target's, never the engine's, so it is not treated as a kick. */
-		if (gen == s->generation)
-			take_samples(s, ucv, v & 1);
-		else if (gen && gen < s->generation)
-			take_samples(s, ucv, false);
+			if (s && si->si_pid == s->pid && tid == s->tid)
+				take_samples(s, ucv, (v & 1) && gen == s->generation);
+		}
 	}
 	atomic_fetch_sub_explicit(&inflight, 1, memory_order_seq_cst);
 	errno = saved_errno;
@@ -265,7 +275,9 @@ static int install_handler(int signo)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/* Samplers on one thread may use different signals; one handler must not run inside
+	 * another, which would make two producers of one sampler's buffer. */
+	sigfillset(&sa.sa_mask);
 	/* Left installed after stop: a signal already queued when the ticker
 	 * stops would otherwise meet SIGPROF's default action and end the process. */
 	if (sigaction(signo, &sa, NULL) < 0)
@@ -336,19 +348,45 @@ static int push_header(struct sampler *s)
 	if (n <= 0)
 		return -EINVAL;
 	e.len = (uint32_t)n;
-	return spsc_push(&s->buf, &e, rec);
+	return ref_spsc_push(&s->buf, &e, rec);
 }
 
 static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res);
 
+/* Lists s in running[]: its slot, or -1 when MAX_RUNNING samplers already run. */
+static int publish(struct sampler *s)
+{
+	for (int i = 0; i < MAX_RUNNING; i++) {
+		struct sampler *none = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(&running[i], &none, s,
+							    memory_order_seq_cst,
+							    memory_order_seq_cst))
+			return i;
+	}
+	return -1;
+}
+
+/* Takes s off the list, then waits out any handler that saw it there. A signal still
+ * queued arrives later and no longer finds it. */
+static void withdraw(struct sampler *s)
+{
+	struct sampler *me = s;
+
+	if (s->slot < 0)
+		return; /* not running */
+	atomic_compare_exchange_strong_explicit(&running[s->slot], &me, NULL,
+						memory_order_seq_cst, memory_order_seq_cst);
+	s->slot = -1;
+	while (atomic_load_explicit(&inflight, memory_order_seq_cst))
+		sched_yield();
+}
+
 static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 {
 	struct sampler *s = p->impl;
-	struct sampler *none = NULL;
 	int ret;
 
-	if (atomic_load_explicit(&active, memory_order_acquire))
-		return REF_PROFILER_BAD_STATE;
 	s->taken = s->repeated = s->skipped = s->most_periods = s->debt = 0;
 	atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
 	s->time_sum = s->time_min = s->time_max = 0;
@@ -359,12 +397,13 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	s->announced = false;
 	s->stage_len = s->stage_pos = 0;
 	if (!s->have_buf) {
-		ret = spsc_init(&s->buf, s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
+		ret = ref_spsc_init(&s->buf,
+				    s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
 		if (ret)
 			return ret;
 		s->have_buf = true;
 	}
-	spsc_clear(&s->buf);
+	ref_spsc_clear(&s->buf);
 	ret = push_header(s);
 	if (ret)
 		return ret;
@@ -373,23 +412,21 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	if (ret)
 		return ret;
 	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
-	/* Everything the handler reads is set before `active` publishes it: a signal of an
+	/* Everything the handler reads is set before publish() lists it: a signal of an
 	 * earlier run that lands after the publication finds a whole ticker (and is then
 	 * told apart by its generation), never one being cleared. */
-	ret = cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
-			      signal_value(s->generation, false));
+	ret = ref_cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
+				  signal_value(s->generation, false));
 	if (ret)
 		return ret;
-	if (!atomic_compare_exchange_strong_explicit(&active, &none, s, memory_order_seq_cst,
-						     memory_order_seq_cst))
+	s->slot = publish(s);
+	if (s->slot < 0)
 		return REF_PROFILER_BAD_STATE;
 	/* Only now may signals come: one the handler ignored would leave the ticker
 	 * waiting for a take that never happens. */
-	ret = cpu_ticker_run(&s->ticker);
+	ret = ref_cpu_ticker_run(&s->ticker);
 	if (ret) {
-		atomic_store_explicit(&active, NULL, memory_order_seq_cst);
-		while (atomic_load_explicit(&inflight, memory_order_seq_cst))
-			sched_yield();
+		withdraw(s);
 		return ret;
 	}
 	return 0;
@@ -398,17 +435,11 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res)
 {
 	struct sampler *s = p->impl;
-	struct sampler *me = s;
 
 	/* The periods up to now are the run's, whether or not the ticker saw them. */
-	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
-	cpu_ticker_stop(&s->ticker);
-	atomic_compare_exchange_strong_explicit(&active, &me, NULL, memory_order_seq_cst,
-						memory_order_seq_cst);
-	/* A handler that saw `active` before it was cleared finishes before we go on. A
-	 * signal still queued arrives later and finds `active` NULL or another run's. */
-	while (atomic_load_explicit(&inflight, memory_order_seq_cst))
-		sched_yield();
+	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
+	ref_cpu_ticker_stop(&s->ticker);
+	withdraw(s);
 	/* Owed periods stop could only write as a burst at one moment: skipped. */
 	s->skipped += s->debt;
 	s->debt = 0;
@@ -434,7 +465,7 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 
 	if (s->stage_pos == s->stage_len) {
 		s->stage_pos = s->stage_len = 0;
-		if (!spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
+		if (!ref_spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
 			return 0;
 		/* Entries are built in a RECORD_MAX buffer, so they always fit. */
 		s->stage_len = s->stage_entry.len < sizeof(s->stage) ? s->stage_entry.len
@@ -454,7 +485,7 @@ static void sampler_catch_up(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
 
-	cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
+	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
 }
 
 static void sampler_reset(struct ref_profiler *p)
@@ -462,7 +493,7 @@ static void sampler_reset(struct ref_profiler *p)
 	struct sampler *s = p->impl;
 
 	if (s->have_buf)
-		spsc_clear(&s->buf);
+		ref_spsc_clear(&s->buf);
 	s->stage_len = s->stage_pos = 0;
 }
 
@@ -471,7 +502,7 @@ static void sampler_destroy(struct ref_profiler *p)
 	struct sampler *s = p->impl;
 
 	if (s->have_buf)
-		spsc_destroy(&s->buf);
+		ref_spsc_destroy(&s->buf);
 	free(s);
 }
 
@@ -497,11 +528,15 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 	if (!s)
 		return -ENOMEM;
 	s->opts.size = sizeof(s->opts);
+	s->slot = -1;
 	if (opts) {
-		size_t n = opts->size < sizeof(s->opts) ? opts->size : sizeof(s->opts);
+		int err = pecs_opts_load(&s->opts, sizeof(s->opts), opts,
+					 PECS_OPTS_SIZE_TO(ref_sampler_opts, max_frames));
 
-		memcpy(&s->opts, opts, n);
-		s->opts.size = sizeof(s->opts);
+		if (err) {
+			free(s);
+			return err;
+		}
 	}
 	if (s->opts.signo == 0)
 		s->opts.signo = SIGPROF;

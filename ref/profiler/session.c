@@ -11,6 +11,7 @@
 #include "pecs/profiler/replay.h"
 #include "pecs/profiler/sampler.h"
 #include "pecs/stream/decoder.h"
+#include "pecs/opts.h"
 #include "profiler_impl.h"
 
 /* Larger than any one sample's entry, so one read carries a whole sample. */
@@ -56,13 +57,18 @@ static int forward(void *ctx, const struct pecs_sample *in)
 int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profiler *profiler,
 			     const struct ref_profiler_session_opts *opts)
 {
+	struct ref_profiler_session_opts o = { 0 };
 	struct ref_profiler_session *s;
 	const struct pecs_koid_map_entry *koids;
 	size_t nr;
+	int err = pecs_opts_load(&o, sizeof(o), opts,
+				 PECS_OPTS_SIZE_TO(ref_profiler_session_opts, poll_us));
 
-	if (!out || !profiler || !opts || opts->size < sizeof(*opts) || !opts->sink) {
+	if (!err && (!out || !profiler || !o.sink))
+		err = -EINVAL;
+	if (err) {
 		ref_profiler_free(profiler);
-		return -EINVAL;
+		return err;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -71,11 +77,11 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->profiler = profiler;
-	s->opts = *opts;
+	s->opts = o;
 	if (!s->opts.poll_us)
 		s->opts.poll_us = 1000;
-	koids = opts->koids;
-	nr = opts->nr_koids;
+	koids = o.koids;
+	nr = o.nr_koids;
 	if (!koids && !nr)
 		koids = ref_replay_koids(profiler, &nr);
 	if (nr) {
@@ -193,12 +199,13 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 int ref_profiler_session_enable(struct ref_profiler_session *s,
 				const struct ref_profiler_enable *en)
 {
-	int ret;
+	struct ref_profiler_enable e = { 0 };
+	int ret = pecs_opts_load(&e, sizeof(e), en, PECS_OPTS_SIZE_TO(ref_profiler_enable, output));
 
-	if (!en || en->size < sizeof(*en))
-		return -EINVAL;
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&s->lock);
-	ret = enable_locked(s, en);
+	ret = enable_locked(s, &e);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
@@ -275,12 +282,10 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 	ref_profiler_reset(s->profiler);
 	s->enabled = false;
 	pthread_mutex_unlock(&s->lock);
-	if (res) {
-		size_t n = res->size && res->size < sizeof(r) ? res->size : sizeof(r);
-
-		memcpy(res, &r, n);
-		res->size = n;
-	}
+	/* A result too small to hold the first version gets nothing; the disable stands. */
+	if (res)
+		pecs_opts_store(res, &r, sizeof(r),
+				PECS_OPTS_SIZE_TO(ref_profiler_session_result, format));
 	return 0;
 }
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-int spsc_init(struct spsc_buffer *b, size_t cap)
+int ref_spsc_init(struct spsc_buffer *b, size_t cap)
 {
 	uint64_t c = 64;
 
@@ -24,7 +24,7 @@ int spsc_init(struct spsc_buffer *b, size_t cap)
 	return 0;
 }
 
-void spsc_destroy(struct spsc_buffer *b)
+void ref_spsc_destroy(struct spsc_buffer *b)
 {
 	if (b->data)
 		munmap(b->data, b->cap);
@@ -48,7 +48,7 @@ static void ring_get(const struct spsc_buffer *b, uint64_t pos, void *dst, size_
 	memcpy((uint8_t *)dst + first, b->data, n - first);
 }
 
-int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes)
+int ref_spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes)
 {
 	uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed); /* ours */
 	/* Acquire: the consumer's reads of the bytes it frees come before our writes. */
@@ -64,7 +64,7 @@ int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *byt
 	return 0;
 }
 
-int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len)
+int ref_spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len)
 {
 	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed); /* ours */
 	uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
@@ -78,7 +78,7 @@ int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len)
 	return 1;
 }
 
-void spsc_clear(struct spsc_buffer *b)
+void ref_spsc_clear(struct spsc_buffer *b)
 {
 	atomic_store_explicit(&b->head, 0, memory_order_relaxed);
 	atomic_store_explicit(&b->tail, 0, memory_order_relaxed);

@@ -26,14 +26,14 @@ struct spsc_entry {
 	uint64_t time;
 };
 
-int spsc_init(struct spsc_buffer *b, size_t cap);
-void spsc_destroy(struct spsc_buffer *b);
+int ref_spsc_init(struct spsc_buffer *b, size_t cap);
+void ref_spsc_destroy(struct spsc_buffer *b);
 /* 0, or -ENOSPC (nothing written). Producer side only. */
-int spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes);
+int ref_spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void *bytes);
 /* Takes the next entry: its header into *e, its bytes (at most len; the rest is
  * discarded) into buf. 1 when an entry was taken, 0 when empty. Consumer side only. */
-int spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len);
+int ref_spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len);
 /* Empties the queue. Neither side may be running. */
-void spsc_clear(struct spsc_buffer *b);
+void ref_spsc_clear(struct spsc_buffer *b);
 
 #endif /* REF_PROFILER_SPSC_BUFFER_H */

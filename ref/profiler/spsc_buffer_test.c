@@ -30,7 +30,7 @@ static void *producer(void *arg)
 
 		for (uint32_t j = 0; j < e.len; j++)
 			bytes[j] = (uint8_t)(i + j);
-		if (spsc_push(&q, &e, bytes) == 0) {
+		if (ref_spsc_push(&q, &e, bytes) == 0) {
 			i++;
 		} else {
 			atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
@@ -49,14 +49,14 @@ static void test_threads(void **state)
 	uint32_t next = 0;
 
 	(void)state;
-	assert_int_equal(spsc_init(&q, 1000), 0); /* rounds up to 1024: wraps often */
+	assert_int_equal(ref_spsc_init(&q, 1000), 0); /* rounds up to 1024: wraps often */
 	assert_int_equal(q.cap, 1024);
 	atomic_store(&refused, 0);
 	assert_int_equal(pthread_create(&t, NULL, producer, NULL), 0);
 	while (next < ENTRIES) {
 		struct spsc_entry e;
 
-		if (!spsc_pop(&q, &e, buf, sizeof(buf))) {
+		if (!ref_spsc_pop(&q, &e, buf, sizeof(buf))) {
 			sched_yield();
 			continue;
 		}
@@ -70,8 +70,8 @@ static void test_threads(void **state)
 	pthread_join(t, NULL);
 	/* ~15 entries fit, so the producer met a full queue: the refusal path ran. */
 	assert_true(atomic_load(&refused) > 0);
-	assert_int_equal(spsc_pop(&q, &(struct spsc_entry){ 0 }, buf, sizeof(buf)), 0);
-	spsc_destroy(&q);
+	assert_int_equal(ref_spsc_pop(&q, &(struct spsc_entry){ 0 }, buf, sizeof(buf)), 0);
+	ref_spsc_destroy(&q);
 }
 
 static void test_full_refuses(void **state)
@@ -81,17 +81,17 @@ static void test_full_refuses(void **state)
 	uint8_t bytes[40] = { 7 }, buf[40];
 
 	(void)state;
-	assert_int_equal(spsc_init(&b, 64), 0);
-	assert_int_equal(spsc_push(&b, &e, bytes), 0); /* 16 + 40 = 56 of 64 */
-	assert_int_equal(spsc_push(&b, &e, bytes), -ENOSPC);
-	assert_int_equal(spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_int_equal(ref_spsc_init(&b, 64), 0);
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), 0); /* 16 + 40 = 56 of 64 */
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), -ENOSPC);
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 1);
 	assert_int_equal(out.len, 40);
 	assert_int_equal(buf[0], 7);
-	assert_int_equal(spsc_push(&b, &e, bytes), 0); /* space again, wrapping */
-	assert_int_equal(spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), 0); /* space again, wrapping */
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 1);
 	assert_int_equal(out.len, 40);
 	assert_int_equal(buf[0], 7);
-	spsc_destroy(&b);
+	ref_spsc_destroy(&b);
 }
 
 int main(void)

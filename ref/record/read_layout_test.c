@@ -1,7 +1,8 @@
-/* read(2) layouts from ref_read_size()/ref_read_encode().
+/* read(2) layouts from ref_record_read_size()/ref_record_read_encode().
  *
  * Two sources of expected bytes, neither of them the encoder:
- *  - hand-built vectors from the layout in the fact sheet (§1, measured) and
+ *  - hand-built vectors from the layout in docs/behaviours.md (READ-LAYOUT-SINGLE,
+ *    READ-LAYOUT-GROUP; measured) and
  *    perf_read_one()/perf_read_group() in kernel/events/core.c (6.12);
  *  - the running kernel: a disabled event reads value, time_enabled, time_running
  *    and lost as 0 and id as PERF_EVENT_IOC_ID says, so its bytes are fully known and
@@ -77,9 +78,9 @@ static void test_all_32_formats_hand_built(void **state)
 		size_t nw = expected_words(rf, nr, 0xaaaa, 0xbbbb, members3, want);
 		ssize_t n;
 
-		assert_int_equal(ref_read_size(rf, nr), nw * 8);
+		assert_int_equal(ref_record_read_size(rf, nr), nw * 8);
 		memset(got, 0xcc, sizeof(got));
-		n = ref_read_encode(rf, &v, got, sizeof(got));
+		n = ref_record_read_encode(rf, &v, got, sizeof(got));
 		assert_int_equal(n, (ssize_t)(nw * 8));
 		assert_memory_equal(got, want, nw * 8);
 		/* Nothing written past the layout. */
@@ -89,7 +90,7 @@ static void test_all_32_formats_hand_built(void **state)
 
 static void test_literal_vectors(void **state)
 {
-	/* rf = TE|TR|ID|GROUP|LOST (0x1f) with two counters: 72 bytes (fact sheet §1). */
+	/* rf = TE|TR|ID|GROUP|LOST (0x1f) with two counters: 72 bytes (READ-LAYOUT-GROUP). */
 	static const uint64_t group_1f[] = { 2, 0xaaaa, 0xbbbb, 0x1111, 0x2222, 0x3333,
 					     0x4444, 0x5555, 0x6666 };
 	/* rf = ID (0x4), single: value then id. */
@@ -99,15 +100,15 @@ static void test_literal_vectors(void **state)
 	uint64_t out[16];
 
 	(void)state;
-	assert_int_equal(ref_read_size(0x1f, 2), 72);
-	assert_int_equal(ref_read_encode(0x1f, &v2, out, sizeof(out)), 72);
+	assert_int_equal(ref_record_read_size(0x1f, 2), 72);
+	assert_int_equal(ref_record_read_encode(0x1f, &v2, out, sizeof(out)), 72);
 	assert_memory_equal(out, group_1f, sizeof(group_1f));
-	assert_int_equal(ref_read_encode(0x4, &v1, out, sizeof(out)), 16);
+	assert_int_equal(ref_record_read_encode(0x4, &v1, out, sizeof(out)), 16);
 	assert_memory_equal(out, single_4, sizeof(single_4));
 	/* Sizes without values: 8 x (1 + bits among TE, TR, ID, LOST) for a single. */
-	assert_int_equal(ref_read_size(0, 1), 8);
-	assert_int_equal(ref_read_size(0x17, 1), 40);
-	assert_int_equal(ref_read_size(PECS_FORMAT_GROUP, 1), 16);
+	assert_int_equal(ref_record_read_size(0, 1), 8);
+	assert_int_equal(ref_record_read_size(0x17, 1), 40);
+	assert_int_equal(ref_record_read_size(PECS_FORMAT_GROUP, 1), 16);
 }
 
 static void test_errors(void **state)
@@ -119,15 +120,15 @@ static void test_errors(void **state)
 
 	(void)state;
 	/* One byte short of the layout. */
-	assert_int_equal(ref_read_encode(0x7, &v1, out, 31), -ENOSPC);
-	assert_int_equal(ref_read_encode(0x7, &v1, out, 32), 32);
-	assert_int_equal(ref_read_encode(0x8, &v3, out, 0), -ENOSPC);
+	assert_int_equal(ref_record_read_encode(0x7, &v1, out, 31), -ENOSPC);
+	assert_int_equal(ref_record_read_encode(0x7, &v1, out, 32), 32);
+	assert_int_equal(ref_record_read_encode(0x8, &v3, out, 0), -ENOSPC);
 	/* Several counters need GROUP; a group has at least its leader. */
-	assert_int_equal(ref_read_encode(0x7, &v3, out, sizeof(out)), -EINVAL);
-	assert_int_equal(ref_read_encode(0x8, &v0, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ref_record_read_encode(0x7, &v3, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ref_record_read_encode(0x8, &v0, out, sizeof(out)), -EINVAL);
 	/* Bit 5 is not a read_format bit in 6.12. */
-	assert_int_equal(ref_read_encode(0x20, &v1, out, sizeof(out)), -EINVAL);
-	assert_int_equal(ref_read_encode(0x7, NULL, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ref_record_read_encode(0x20, &v1, out, sizeof(out)), -EINVAL);
+	assert_int_equal(ref_record_read_encode(0x7, NULL, out, sizeof(out)), -EINVAL);
 }
 
 static void test_group_read_size_cap(void **state)
@@ -138,12 +139,12 @@ static void test_group_read_size_cap(void **state)
 
 	(void)state;
 	/* GROUP-only: 8 + 8 nr. 2047 counters read 16384 bytes, 2048 pass the 16 KiB
-	 * the kernel allows (the fact sheet's E2BIG at the 2048th member). */
+	 * the kernel allows (OPEN-GROUP-READ-SIZE-E2BIG: E2BIG at the 2048th member). */
 	v.nr = 2047;
-	assert_int_equal(ref_read_size(PECS_FORMAT_GROUP, 2047), 16384);
-	assert_int_equal(ref_read_encode(PECS_FORMAT_GROUP, &v, out, sizeof(out)), 16384);
+	assert_int_equal(ref_record_read_size(PECS_FORMAT_GROUP, 2047), 16384);
+	assert_int_equal(ref_record_read_encode(PECS_FORMAT_GROUP, &v, out, sizeof(out)), 16384);
 	v.nr = 2048;
-	assert_int_equal(ref_read_encode(PECS_FORMAT_GROUP, &v, out, sizeof(out)), -E2BIG);
+	assert_int_equal(ref_record_read_encode(PECS_FORMAT_GROUP, &v, out, sizeof(out)), -E2BIG);
 }
 
 /* ---- the running kernel ------------------------------------------------------------ */
@@ -190,10 +191,10 @@ static void test_all_32_formats_against_kernel(void **state)
 		}
 		memset(kbuf, 0xcc, sizeof(kbuf));
 		kn = read(fd[0], kbuf, sizeof(kbuf));
-		en = ref_read_encode(rf, &v, ebuf, sizeof(ebuf));
+		en = ref_record_read_encode(rf, &v, ebuf, sizeof(ebuf));
 		for (i = 0; i < nr; i++)
 			close(fd[i]);
-		assert_int_equal(kn, (ssize_t)ref_read_size(rf, nr));
+		assert_int_equal(kn, (ssize_t)ref_record_read_size(rf, nr));
 		assert_int_equal(en, kn);
 		assert_memory_equal(ebuf, kbuf, (size_t)kn);
 	}

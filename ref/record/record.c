@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "ref/record/record.h"
 
 /* Largest multiple of 8 a u16 header size can hold: every record length is one. */
@@ -52,7 +53,7 @@ static int popcount64(uint64_t v)
 
 /* ---- read(2) layouts ---------------------------------------------------------- */
 
-size_t ref_read_size(uint64_t read_format, uint32_t nr)
+size_t ref_record_read_size(uint64_t read_format, uint32_t nr)
 {
 	size_t entry = 8, size = 0;
 
@@ -99,15 +100,15 @@ static void read_put(struct cursor *c, uint64_t read_format, const struct ref_re
 	}
 }
 
-ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
-			size_t cap)
+ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
+			       size_t cap)
 {
 	struct cursor c = { out };
 	size_t size;
 
 	if (!read_values_valid(read_format, v))
 		return -EINVAL;
-	size = ref_read_size(read_format, v->nr);
+	size = ref_record_read_size(read_format, v->nr);
 	/* The kernel refuses at open any group whose read would pass this. */
 	if (size > PECS_READ_SIZE_MAX)
 		return -E2BIG;
@@ -119,24 +120,31 @@ ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, v
 
 /* ---- descriptors -------------------------------------------------------------- */
 
-/* A copy of the caller's desc with fields it did not build zeroed. */
+/* A copy of the caller's desc; fields an older caller did not build are zero. */
 static int desc_load(const struct ref_record_desc *d, struct ref_record_desc *out)
 {
-	if (!d || d->size < REF_RECORD_DESC_SIZE_V1)
-		return -EINVAL;
+	int err;
+
 	memset(out, 0, sizeof(*out));
-	memcpy(out, d, d->size < sizeof(*out) ? d->size : sizeof(*out));
+	err = pecs_opts_load(out, sizeof(*out), d, REF_RECORD_DESC_SIZE_V1);
+	if (err)
+		return err;
 	if (out->sample_type & ~(PECS_SAMPLE_MAX - 1) ||
 	    out->read_format & ~(PECS_FORMAT_MAX - 1))
 		return -EINVAL;
 	return 0;
 }
 
-static int sample_valid(const struct pecs_sample *s)
+/* A copy of the caller's sample (pecs/opts.h rules); the encoders read only the copy. */
+static int sample_load(const struct pecs_sample *s, struct pecs_sample *out)
 {
-	if (!s || s->size < offsetof(struct pecs_sample, ips) + sizeof(s->ips))
-		return 0;
-	return !s->nr_ips || s->ips;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = pecs_opts_load(out, sizeof(*out), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
+	if (err)
+		return err;
+	return out->nr_ips && !out->ips ? -EINVAL : 0;
 }
 
 /* ---- sample_id_all trailer ------------------------------------------------------ */
@@ -174,14 +182,19 @@ ssize_t ref_record_encode_id_trailer(const struct ref_record_desc *d,
 				     const struct pecs_sample *src, void *out, size_t cap)
 {
 	struct ref_record_desc dd;
+	struct pecs_sample sl;
 	struct cursor c = { out };
 	size_t size;
 	int err = desc_load(d, &dd);
 
 	if (err)
 		return err;
-	if (src && !sample_valid(src))
-		return -EINVAL;
+	if (src) {
+		err = sample_load(src, &sl);
+		if (err)
+			return err;
+		src = &sl;
+	}
 	size = ref_record_id_trailer_size(&dd);
 	if (cap < size)
 		return -ENOSPC;
@@ -196,14 +209,19 @@ ssize_t ref_record_encode_lost(const struct ref_record_desc *d, uint64_t lost,
 			       const struct pecs_sample *trailer_src, void *out, size_t cap)
 {
 	struct ref_record_desc dd;
+	struct pecs_sample sl;
 	struct cursor c = { out };
 	size_t size;
 	int err = desc_load(d, &dd);
 
 	if (err)
 		return err;
-	if (trailer_src && !sample_valid(trailer_src))
-		return -EINVAL;
+	if (trailer_src) {
+		err = sample_load(trailer_src, &sl);
+		if (err)
+			return err;
+		trailer_src = &sl;
+	}
 	size = 8 + 16 + ref_record_id_trailer_size(&dd);
 	if (cap < size)
 		return -ENOSPC;
@@ -254,7 +272,7 @@ static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pe
 			*err = -EINVAL;
 			return 0;
 		}
-		rs = ref_read_size(d->read_format, rv->nr);
+		rs = ref_record_read_size(d->read_format, rv->nr);
 		if (rs > PECS_READ_SIZE_MAX) {
 			*err = -E2BIG;
 			return 0;
@@ -286,16 +304,17 @@ static uint32_t callchain_keep(const struct ref_record_desc *d, const struct pec
 	return (uint32_t)keep;
 }
 
-static int sample_prepare(const struct ref_record_desc *d, const struct pecs_sample *s,
+static int sample_prepare(const struct ref_record_desc *d, const struct pecs_sample *su,
 			  const struct ref_read_values *rv, struct ref_record_desc *dd,
-			  size_t *fixed, uint32_t *keep)
+			  struct pecs_sample *s, size_t *fixed, uint32_t *keep)
 {
 	int err = desc_load(d, dd);
 
 	if (err)
 		return err;
-	if (!sample_valid(s))
-		return -EINVAL;
+	err = sample_load(su, s);
+	if (err)
+		return err;
 	*fixed = sample_fixed_size(dd, s, rv, &err);
 	if (err)
 		return err;
@@ -307,10 +326,11 @@ uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct
 				   const struct ref_read_values *rv)
 {
 	struct ref_record_desc dd;
+	struct pecs_sample sl;
 	size_t fixed;
 	uint32_t keep;
 
-	if (sample_prepare(d, s, rv, &dd, &fixed, &keep))
+	if (sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep))
 		return 0;
 	return keep;
 }
@@ -319,9 +339,10 @@ ssize_t ref_record_sample_size(const struct ref_record_desc *d, const struct pec
 			       const struct ref_read_values *rv)
 {
 	struct ref_record_desc dd;
+	struct pecs_sample sl;
 	size_t fixed;
 	uint32_t keep;
-	int err = sample_prepare(d, s, rv, &dd, &fixed, &keep);
+	int err = sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep);
 
 	if (err)
 		return err;
@@ -345,19 +366,59 @@ static uint64_t context_marker(uint16_t misc)
 	}
 }
 
+/* The fields after the callchain, in perf_output_sample() order: what the engine has no
+ * data for is written as Linux writes it when it has none. */
+static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd, uint64_t st)
+{
+	/* Without raw data the kernel still writes a 4-byte size and 4 zero bytes. */
+	if (st & PECS_SAMPLE_RAW)
+		put_u32_pair(c, 4, 0);
+	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
+	if (st & PECS_SAMPLE_BRANCH_STACK)
+		put_u64(c, 0);
+	/* abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the engine captures no registers. */
+	if (st & PECS_SAMPLE_REGS_USER)
+		put_u64(c, 0);
+	/* size 0 and so no dyn_size: no stack bytes were copied. */
+	if (st & PECS_SAMPLE_STACK_USER)
+		put_u64(c, 0);
+	if (st & WEIGHT_TYPE)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_DATA_SRC)
+		put_u64(c, PECS_DATA_SRC_NA);
+	if (st & PECS_SAMPLE_TRANSACTION)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_REGS_INTR)
+		put_u64(c, 0);
+	/* The engine has no page tables to translate addr with. */
+	if (st & PECS_SAMPLE_PHYS_ADDR)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_CGROUP)
+		put_u64(c, dd->cgroup);
+	/* As perf_get_page_size() reports an address it cannot resolve. */
+	if (st & PECS_SAMPLE_DATA_PAGE_SIZE)
+		put_u64(c, 0);
+	if (st & PECS_SAMPLE_CODE_PAGE_SIZE)
+		put_u64(c, dd->code_page_size);
+	if (st & PECS_SAMPLE_AUX)
+		put_u64(c, 0);
+}
+
 ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
 				 const struct ref_read_values *rv, void *out, size_t cap)
 {
 	struct ref_record_desc dd;
+	struct pecs_sample sl;
 	struct cursor c = { out };
 	uint64_t st;
 	size_t fixed, size;
 	uint32_t keep, i;
 	uint16_t misc;
-	int err = sample_prepare(d, s, rv, &dd, &fixed, &keep);
+	int err = sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep);
 
 	if (err)
 		return err;
+	s = &sl;
 	size = fixed + 8 * (size_t)keep;
 	if (cap < size)
 		return -ENOSPC;
@@ -393,37 +454,6 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 		for (i = 0; i < keep; i++)
 			put_u64(&c, s->ips[i]);
 	}
-	/* Without raw data the kernel still writes a 4-byte size and 4 zero bytes. */
-	if (st & PECS_SAMPLE_RAW)
-		put_u32_pair(&c, 4, 0);
-	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
-	if (st & PECS_SAMPLE_BRANCH_STACK)
-		put_u64(&c, 0);
-	/* abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the engine captures no registers. */
-	if (st & PECS_SAMPLE_REGS_USER)
-		put_u64(&c, 0);
-	/* size 0 and so no dyn_size: no stack bytes were copied. */
-	if (st & PECS_SAMPLE_STACK_USER)
-		put_u64(&c, 0);
-	if (st & WEIGHT_TYPE)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_DATA_SRC)
-		put_u64(&c, PECS_DATA_SRC_NA);
-	if (st & PECS_SAMPLE_TRANSACTION)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_REGS_INTR)
-		put_u64(&c, 0);
-	/* The engine has no page tables to translate addr with. */
-	if (st & PECS_SAMPLE_PHYS_ADDR)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_CGROUP)
-		put_u64(&c, dd.cgroup);
-	/* As perf_get_page_size() reports an address it cannot resolve. */
-	if (st & PECS_SAMPLE_DATA_PAGE_SIZE)
-		put_u64(&c, 0);
-	if (st & PECS_SAMPLE_CODE_PAGE_SIZE)
-		put_u64(&c, dd.code_page_size);
-	if (st & PECS_SAMPLE_AUX)
-		put_u64(&c, 0);
+	put_sample_tail(&c, &dd, st);
 	return (ssize_t)size;
 }

@@ -60,12 +60,12 @@ struct ref_record_desc {
 #define REF_RECORD_DESC_SIZE_V1 (offsetof(struct ref_record_desc, max_stack) + sizeof(uint32_t))
 
 /* Bytes read(2) returns for this read_format with nr counters (nr=1 without GROUP). */
-size_t ref_read_size(uint64_t read_format, uint32_t nr);
+size_t ref_record_read_size(uint64_t read_format, uint32_t nr);
 
 /* Writes the read(2) layout; -ENOSPC when cap is short, -EINVAL for nr 0 or a
  * non-GROUP layout asked for more than one counter. */
-ssize_t ref_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
-			size_t cap);
+ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_values *v, void *out,
+			       size_t cap);
 
 /* Total bytes of the PERF_RECORD_SAMPLE for this sample, after callchain trimming.
  * rv may be NULL unless sample_type has PECS_SAMPLE_READ. */

@@ -3,7 +3,7 @@
  * Expected bytes come from (a) perf_output_sample()/perf_prepare_sample() and
  * __perf_event__output_id_sample() in kernel/events/core.c (6.12), spelled out by hand
  * per field, and (b) a live record from the running kernel, parsed with the measured
- * field order (fact sheet §5) and re-encoded from its own values.
+ * field order (REC-SAMPLE-ORDER in docs/behaviours.md) and re-encoded from its own values.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -305,7 +305,7 @@ static void test_u16_never_overflows(void **state)
 			assert_int_equal(hsize, n);
 			assert_int_equal(ref_record_sample_size(&d, &s, &rv), n);
 			/* nr sits after 9 u64 fields and the READ part. */
-			chain_at = 8 + 9 * 8 + ref_read_size(d.read_format, rv.nr);
+			chain_at = 8 + 9 * 8 + ref_record_read_size(d.read_format, rv.nr);
 			memcpy(&nr, out + chain_at, 8);
 			assert_int_equal(nr, 1 + ref_record_callchain_room(&d, &s, &rv));
 			assert_true(nr - 1 <= nrs[i]);
@@ -317,7 +317,7 @@ static void test_u16_never_overflows(void **state)
 	/* A READ part of exactly 16 KiB still goes out; one over it cannot at all. */
 	d.read_format = PECS_FORMAT_GROUP;
 	rv.nr = 2047;
-	assert_int_equal(ref_read_size(d.read_format, rv.nr), 16384);
+	assert_int_equal(ref_record_read_size(d.read_format, rv.nr), 16384);
 	assert_true(ref_record_encode_sample(&d, &s, &rv, out, 1 << 17) > 16384);
 	d.read_format = PECS_FORMAT_GROUP | PECS_FORMAT_ID;
 	assert_int_equal(ref_record_encode_sample(&d, &s, &rv, out, 1 << 17), -E2BIG);
@@ -414,32 +414,32 @@ static void burn(void)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000000L);
 }
 
-static void test_live_kernel_record(void **state)
+/* Opens a TASK_CLOCK event sampling every field of LIVE_TYPES on this thread, burns CPU
+ * and copies the first PERF_RECORD_SAMPLE into rec. Skips the test when the kernel
+ * refuses the event. */
+static void capture_live_sample(struct pecs_attr *a, uint64_t *id, uint8_t *rec,
+				struct pecs_record_header *h)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t len = 9 * (size_t)page;
-	struct pecs_attr a;
-	uint64_t id = 0, head, w[1024];
+	size_t len = 9 * (size_t)page, off;
 	const struct pecs_mmap_page *pg;
-	struct pecs_record_header h;
-	uint8_t *base, *data, rec[8192], mine[8192];
-	size_t off, k;
+	uint8_t *base, *data;
+	uint64_t head;
 	int fd, found = 0;
 
-	(void)state;
-	memset(&a, 0, sizeof(a));
-	a.type = PECS_TYPE_SOFTWARE;
-	a.size = PECS_ATTR_SIZE_VER8;
-	a.config = PECS_SW_TASK_CLOCK;
-	a.sample_period = 100000;
-	a.sample_type = LIVE_TYPES;
-	a.read_format = LIVE_FORMAT;
-	a.flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	memset(a, 0, sizeof(*a));
+	a->type = PECS_TYPE_SOFTWARE;
+	a->size = PECS_ATTR_SIZE_VER8;
+	a->config = PECS_SW_TASK_CLOCK;
+	a->sample_period = 100000;
+	a->sample_type = LIVE_TYPES;
+	a->read_format = LIVE_FORMAT;
+	a->flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		/* PHYS_ADDR needs CAP_PERFMON, which a sandbox may have dropped. */
-		a.sample_type &= ~PECS_SAMPLE_PHYS_ADDR;
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		a->sample_type &= ~PECS_SAMPLE_PHYS_ADDR;
+		fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, 0);
 	}
 	if (fd < 0) {
 		print_message("perf_event_open: %s\n", strerror(errno));
@@ -447,19 +447,19 @@ static void test_live_kernel_record(void **state)
 	}
 	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(base != MAP_FAILED);
-	assert_int_equal(ioctl(fd, PECS_IOC_ID, &id), 0);
+	assert_int_equal(ioctl(fd, PECS_IOC_ID, id), 0);
 	ioctl(fd, PECS_IOC_ENABLE, 0);
 	burn();
 	ioctl(fd, PECS_IOC_DISABLE, 0);
 	pg = (const struct pecs_mmap_page *)base;
 	data = base + pg->data_offset;
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	for (off = 0; off + 8 <= head && off < pg->data_size; off += h.size) {
-		memcpy(&h, data + off, sizeof(h));
-		if (h.size < 8)
+	for (off = 0; off + 8 <= head && off < pg->data_size; off += h->size) {
+		memcpy(h, data + off, sizeof(*h));
+		if (h->size < 8)
 			break;
-		if (h.type == PECS_RECORD_SAMPLE && off + h.size <= pg->data_size) {
-			memcpy(rec, data + off, h.size);
+		if (h->type == PECS_RECORD_SAMPLE && off + h->size <= pg->data_size) {
+			memcpy(rec, data + off, h->size);
 			found = 1;
 			break;
 		}
@@ -467,61 +467,68 @@ static void test_live_kernel_record(void **state)
 	munmap(base, len);
 	close(fd);
 	assert_true(found);
+}
 
+static void test_live_kernel_record(void **state)
+{
+	struct pecs_attr a;
+	uint64_t id = 0, w[1024], nr, ip;
+	struct pecs_record_header h;
+	uint8_t rec[8192], mine[8192];
+	size_t k = 1;
+	struct ref_read_member m;
+	struct ref_read_values rv = { 0, 0, 1, &m };
+	struct pecs_sample s = { .size = sizeof(s) };
+	struct ref_record_desc d;
+
+	(void)state;
+	capture_live_sample(&a, &id, rec, &h);
+	d = base_desc(a.sample_type);
 	/* Parse with the measured order; the checks on known values keep the parse honest. */
 	memcpy(w, rec, h.size);
-	k = 1;
-	{
-		struct ref_read_member m;
-		struct ref_read_values rv = { 0, 0, 1, &m };
-		struct pecs_sample s = { .size = sizeof(s) };
-		struct ref_record_desc d = base_desc(a.sample_type);
-		uint64_t nr;
+	assert_int_equal(w[k++], id); /* IDENTIFIER */
+	ip = w[k++];
+	s.pid = (uint32_t)w[k];
+	s.tid = (uint32_t)(w[k++] >> 32);
+	assert_int_equal(s.pid, getpid());
+	assert_int_equal(s.tid, gettid());
+	s.time = w[k++];
+	s.addr = w[k++];
+	assert_int_equal(w[k++], id); /* ID */
+	assert_int_equal(w[k++], id); /* STREAM_ID: not inherited */
+	s.cpu = (uint32_t)w[k];
+	assert_int_equal(w[k++] >> 32, 0);
+	s.period = w[k++];
+	assert_int_equal(s.period, 100000);
+	m.value = w[k++];
+	rv.time_enabled = w[k++];
+	rv.time_running = w[k++];
+	m.id = w[k++];
+	assert_int_equal(m.id, id);
+	m.lost = w[k++];
+	nr = w[k++];
+	assert_true(nr >= 2);
+	assert_int_equal(w[k++], PECS_CONTEXT_USER);
+	s.ips = &w[k];
+	s.nr_ips = (uint32_t)(nr - 1);
+	assert_int_equal(s.ips[0], ip);
+	k += nr - 1;
+	assert_int_equal(w[k++], pair(4, 0));     /* RAW with no raw data */
+	assert_int_equal(w[k++], 0);              /* WEIGHT */
+	assert_int_equal(w[k++], PECS_DATA_SRC_NA);
+	assert_int_equal(w[k++], 0);              /* TRANSACTION */
+	if (a.sample_type & PECS_SAMPLE_PHYS_ADDR)
+		assert_int_equal(w[k++], 0);      /* PHYS_ADDR of addr 0 */
+	d.cgroup = w[k++];
+	assert_int_equal(w[k++], 0);              /* DATA_PAGE_SIZE of addr 0 */
+	d.code_page_size = w[k++];
+	assert_int_equal(k * 8, h.size);
 
-		assert_int_equal(w[k++], id); /* IDENTIFIER */
-		uint64_t ip = w[k++];
-		s.pid = (uint32_t)w[k];
-		s.tid = (uint32_t)(w[k++] >> 32);
-		assert_int_equal(s.pid, getpid());
-		assert_int_equal(s.tid, gettid());
-		s.time = w[k++];
-		s.addr = w[k++];
-		assert_int_equal(w[k++], id); /* ID */
-		assert_int_equal(w[k++], id); /* STREAM_ID: not inherited */
-		s.cpu = (uint32_t)w[k];
-		assert_int_equal(w[k++] >> 32, 0);
-		s.period = w[k++];
-		assert_int_equal(s.period, 100000);
-		m.value = w[k++];
-		rv.time_enabled = w[k++];
-		rv.time_running = w[k++];
-		m.id = w[k++];
-		assert_int_equal(m.id, id);
-		m.lost = w[k++];
-		nr = w[k++];
-		assert_true(nr >= 2);
-		assert_int_equal(w[k++], PECS_CONTEXT_USER);
-		s.ips = &w[k];
-		s.nr_ips = (uint32_t)(nr - 1);
-		assert_int_equal(s.ips[0], ip);
-		k += nr - 1;
-		assert_int_equal(w[k++], pair(4, 0));     /* RAW with no raw data */
-		assert_int_equal(w[k++], 0);              /* WEIGHT */
-		assert_int_equal(w[k++], PECS_DATA_SRC_NA);
-		assert_int_equal(w[k++], 0);              /* TRANSACTION */
-		if (a.sample_type & PECS_SAMPLE_PHYS_ADDR)
-			assert_int_equal(w[k++], 0);      /* PHYS_ADDR of addr 0 */
-		d.cgroup = w[k++];
-		assert_int_equal(w[k++], 0);              /* DATA_PAGE_SIZE of addr 0 */
-		d.code_page_size = w[k++];
-		assert_int_equal(k * 8, h.size);
-
-		d.id = d.stream_id = id;
-		d.read_format = LIVE_FORMAT;
-		s.misc = h.misc;
-		assert_int_equal(ref_record_encode_sample(&d, &s, &rv, mine, sizeof(mine)), h.size);
-		assert_memory_equal(mine, rec, h.size);
-	}
+	d.id = d.stream_id = id;
+	d.read_format = LIVE_FORMAT;
+	s.misc = h.misc;
+	assert_int_equal(ref_record_encode_sample(&d, &s, &rv, mine, sizeof(mine)), h.size);
+	assert_memory_equal(mine, rec, h.size);
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pecs/abi.h"
+#include "pecs/opts.h"
 #include "ref/ring/ring.h"
 
 /* Room for the largest LOST record: header, id, lost and a full sample_id_all trailer. */
@@ -85,9 +86,11 @@ int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts
 	struct ref_ring *r;
 	int err;
 
-	if (!out || !opts || opts->size < offsetof(struct ref_ring_opts, overwrite) + sizeof(int))
+	if (!out)
 		return -EINVAL;
-	memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
+	err = pecs_opts_load(&o, sizeof(o), opts, PECS_OPTS_SIZE_TO(ref_ring_opts, overwrite));
+	if (err)
+		return err;
 	if (!o.page_size)
 		o.page_size = sysconf(_SC_PAGESIZE);
 	if (o.page_size < (long)sizeof(struct pecs_mmap_page) || !is_pow2((size_t)o.page_size) ||

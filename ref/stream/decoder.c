@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pecs/opts.h"
 #include "pecs/stream/fxt_format.h"
 #include "pecs/stream/fxt_reader.h"
 #include "pecs/stream/markup_reader.h"
 
 struct ref_stream_decoder {
-	struct ref_stream_target target;
+	struct ref_stream_target target; /* observer points at our copy below */
+	struct ref_stream_observer observer;
 	enum pecs_stream_format format;
 	struct ref_fxt_reader *fxt;
 	struct ref_markup_reader *markup;
@@ -34,16 +36,22 @@ int ref_stream_decoder_new(struct ref_stream_decoder **out, enum pecs_stream_for
 			   const struct ref_stream_target *target)
 {
 	struct ref_stream_decoder *d;
+	struct ref_stream_target t;
+	struct ref_stream_observer o;
+	int err = ref_stream_target_load(&t, &o, target);
 
-	if (!out || !target || target->size < sizeof(*target) || !target->sink)
-		return -EINVAL;
+	if (err || !out)
+		return err ? err : -EINVAL;
 	if (format != PECS_STREAM_DETECT && format != PECS_STREAM_FXT &&
 	    format != PECS_STREAM_MARKUP)
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->target = *target;
+	d->target = t;
+	d->observer = o;
+	if (t.observer)
+		d->target.observer = &d->observer;
 	d->format = format;
 	*out = d;
 	return 0;
@@ -141,10 +149,9 @@ void ref_stream_decoder_stats(const struct ref_stream_decoder *d, struct ref_str
 	} else if (d->markup) {
 		ref_markup_reader_stats(d->markup, stats);
 	} else {
-		size_t n = stats->size && stats->size < sizeof(*stats) ? stats->size
-								       : sizeof(*stats);
+		struct ref_stream_stats none = { .size = sizeof(none) };
 
-		memset(stats, 0, n);
-		stats->size = n;
+		pecs_opts_store(stats, &none, sizeof(none),
+				PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
 	}
 }

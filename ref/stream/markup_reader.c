@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pecs/opts.h"
+
 enum block_state {
 	WANT_PID,
 	WANT_TID,
@@ -42,18 +44,19 @@ int ref_markup_reader_new(struct ref_markup_reader **out, const struct ref_strea
 {
 	struct ref_markup_reader *r;
 
-	if (!out || !target || target->size < sizeof(*target) || !target->sink)
-		return -EINVAL;
+	struct ref_stream_target t = { 0 };
+	struct ref_stream_observer o = { 0 };
+	int err = ref_stream_target_load(&t, &o, target);
+
+	if (err || !out)
+		return err ? err : -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->target = *target;
-	if (target->observer) {
-		size_t n = target->observer->size < sizeof(r->observer) ? target->observer->size
-									: sizeof(r->observer);
-		memcpy(&r->observer, target->observer, n);
-		r->have_observer = true;
-	}
+	r->target = t;
+	r->observer = o;
+	r->have_observer = t.observer != NULL;
+	r->target.observer = r->have_observer ? &r->observer : NULL;
 	r->stats.size = sizeof(r->stats);
 	*out = r;
 	return 0;
@@ -409,8 +412,8 @@ void ref_markup_reader_error(const struct ref_markup_reader *r, struct ref_strea
 
 void ref_markup_reader_stats(const struct ref_markup_reader *r, struct ref_stream_stats *stats)
 {
-	size_t n = stats->size && stats->size < sizeof(*stats) ? stats->size : sizeof(*stats);
+	struct ref_stream_stats mine = r->stats;
 
-	memcpy(stats, &r->stats, n);
-	stats->size = n;
+	pecs_opts_store(stats, &mine, sizeof(mine),
+			PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
 }

@@ -1,6 +1,9 @@
 #include "pecs/stream/stream.h"
 
 #include <errno.h>
+#include <string.h>
+
+#include "pecs/opts.h"
 
 int ref_stream_map_koid(const struct ref_stream_target *t, uint64_t koid, uint32_t *id)
 {
@@ -52,4 +55,27 @@ const char *ref_stream_errc_name(enum ref_stream_errc code)
 	case REF_MARKUP_E_BAD_MMAP: return "MARKUP_BAD_MMAP";
 	}
 	return NULL;
+}
+
+int ref_stream_target_load(struct ref_stream_target *t, struct ref_stream_observer *o,
+			   const struct ref_stream_target *target)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	memset(o, 0, sizeof(*o));
+	err = pecs_opts_load(t, sizeof(*t), target,
+			     PECS_OPTS_SIZE_TO(ref_stream_target, observer_ctx));
+	if (err)
+		return err;
+	if (!t->sink)
+		return -EINVAL;
+	if (t->observer) {
+		err = pecs_opts_load(o, sizeof(*o), t->observer,
+				     PECS_OPTS_SIZE_TO(ref_stream_observer, mmap));
+		if (err)
+			return err;
+		t->observer = o;
+	}
+	return 0;
 }

@@ -64,9 +64,9 @@ static void test_copy_direct(void **state)
 	assert_int_equal(ref_attr_copy(&a, &out, &lim, &p), 0);
 	assert_int_equal(out.sample_max_stack, 127);
 	/* the read size rule counts the kernel's extra member */
-	assert_int_equal(ref_read_size(PECS_FORMAT_GROUP, 2047), 8 + 2047 * 8);
-	assert_int_equal(ref_read_size(0x1f, 2), 24 + 2 * 24);
-	assert_int_equal(ref_read_size(0x17, 6), 8 * 5);
+	assert_int_equal(ref_record_read_size(PECS_FORMAT_GROUP, 2047), 8 + 2047 * 8);
+	assert_int_equal(ref_record_read_size(0x1f, 2), 24 + 2 * 24);
+	assert_int_equal(ref_record_read_size(0x17, 6), 8 * 5);
 }
 
 int main(void)

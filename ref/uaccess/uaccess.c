@@ -44,7 +44,7 @@ static ssize_t vm_copy(void *local, void *remote, size_t n, int to_remote)
 	return (ssize_t)done;
 }
 
-int ref_copy_from_user(void *dst, const void *usrc, size_t n)
+int ref_uaccess_copy_from_user(void *dst, const void *usrc, size_t n)
 {
 	ssize_t ret;
 
@@ -60,7 +60,7 @@ int ref_copy_from_user(void *dst, const void *usrc, size_t n)
 	return ret < 0 ? (int)ret : 0;
 }
 
-int ref_copy_to_user(void *udst, const void *src, size_t n)
+int ref_uaccess_copy_to_user(void *udst, const void *src, size_t n)
 {
 	ssize_t ret;
 
@@ -76,7 +76,7 @@ int ref_copy_to_user(void *udst, const void *src, size_t n)
 	return ret < 0 ? (int)ret : 0;
 }
 
-int ref_check_zeroed_user(const void *usrc, size_t n)
+int ref_uaccess_check_zeroed_user(const void *usrc, size_t n)
 {
 	unsigned char chunk[256];
 	size_t off = 0, len;
@@ -84,7 +84,7 @@ int ref_check_zeroed_user(const void *usrc, size_t n)
 
 	while (off < n) {
 		len = n - off < sizeof(chunk) ? n - off : sizeof(chunk);
-		err = ref_copy_from_user(chunk, (const char *)usrc + off, len);
+		err = ref_uaccess_copy_from_user(chunk, (const char *)usrc + off, len);
 		if (err)
 			return err;
 		for (size_t i = 0; i < len; i++)
@@ -95,7 +95,7 @@ int ref_check_zeroed_user(const void *usrc, size_t n)
 	return 1;
 }
 
-long ref_strnlen_user(const void *usrc, size_t max)
+long ref_uaccess_strnlen_user(const void *usrc, size_t max)
 {
 	char chunk[64];
 	size_t off = 0, len;
@@ -112,7 +112,7 @@ long ref_strnlen_user(const void *usrc, size_t max)
 			len = to_page;
 		if (len > max - off)
 			len = max - off;
-		err = ref_copy_from_user(chunk, (const char *)usrc + off, len);
+		err = ref_uaccess_copy_from_user(chunk, (const char *)usrc + off, len);
 		if (err)
 			return err;
 		nul = memchr(chunk, 0, len);

@@ -7,19 +7,19 @@
 
 /* 0, or -EFAULT when any byte of [usrc, usrc + n) cannot be read. dst may then hold
  * part of the bytes. */
-int ref_copy_from_user(void *dst, const void *usrc, size_t n);
+int ref_uaccess_copy_from_user(void *dst, const void *usrc, size_t n);
 
 /* 0, or -EFAULT when any byte of [udst, udst + n) cannot be written. The bytes before
  * the fault may have been written, as with the kernel's partial copies. */
-int ref_copy_to_user(void *udst, const void *src, size_t n);
+int ref_uaccess_copy_to_user(void *udst, const void *src, size_t n);
 
 /* 1 when the n bytes at usrc are all zero, 0 when one is not, -EFAULT when they cannot
  * be read (check_zeroed_user()). */
-int ref_check_zeroed_user(const void *usrc, size_t n);
+int ref_uaccess_check_zeroed_user(const void *usrc, size_t n);
 
 /* The length of the NUL-terminated string at usrc, NUL not counted, reading at most max
  * bytes: max + 1 when none of them is a NUL, -EFAULT when a byte up to the NUL cannot be
  * read (strnlen_user(), which counts the NUL). */
-long ref_strnlen_user(const void *usrc, size_t max);
+long ref_uaccess_strnlen_user(const void *usrc, size_t max);
 
 #endif /* REF_UACCESS_H */

@@ -3,8 +3,10 @@
  *
  * One struct ref_engine holds all state (events, ids, fds, rings), so tests can run
  * several side by side. Every call returns a value or a negative errno, as the kernel's
- * own syscall layer does. Event fds are engine-local numbers starting at
- * ref_config.first_fd (1000 by default) so they cannot be mistaken for real fds.
+ * own syscall layer does; the one exception is ref_engine_new(), which returns the
+ * engine or NULL with errno set, as an allocator does. Event fds are engine-local
+ * numbers starting at ref_config.first_fd (1000 by default) so they cannot be mistaken
+ * for real fds.
  *
  * All calls are thread-safe: one mutex per engine serialises them. Mappings returned by
  * ref_engine_mmap() are real shared memory; a reader thread follows data_head there
@@ -98,7 +100,7 @@ int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts);
  * in ref/profiler implement it). start runs when the event becomes enabled, stop when
  * it is disabled (before the disable returns, so stop may still deliver the samples it
  * has buffered), release when the event goes away. None of them runs under the engine
- * lock; samples come back through ref_event_deliver_sample() (ref/event/event.h).
+ * lock; samples come back through ref_event_deliver_sample() (ref/event/event_deliver.c).
  * An event that disables itself (REFRESH limit reached) does not call stop: delivery
  * then returns REF_DELIVER_OFF and drops the sample. */
 struct ref_event;

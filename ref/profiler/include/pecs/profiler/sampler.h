@@ -13,8 +13,9 @@
  * process CPU-time clock, signals delivered to target.thread). An event on a task uses
  * the thread target whether it is CPU_CLOCK or TASK_CLOCK: Linux counts both on the task
  * the event is attached to. libunwind unwinds only its own address space, so other processes
- * are INVALID_CONFIGURATION. One sampler runs per process at a time (start() of a
- * second one is BAD_STATE) because the signal handler is process-wide.
+ * are INVALID_CONFIGURATION. Up to 64 samplers run at once, on one thread or on several;
+ * a 65th start() is BAD_STATE (the process-wide list the signal handler serves is that
+ * long). Samplers on one thread may share a signal: whichever arrives serves them all.
  *
  * The handler calls only: clock_gettime, sched_getcpu (a vDSO/getcpu read; not on the
  * POSIX list but it takes no locks), libunwind's local unwinder (per-thread caching,

@@ -43,6 +43,11 @@ struct ref_stream_target {
 	void *observer_ctx;
 };
 
+/* Copies a caller's target into t and its observer, if any, into o (the pecs/opts.h rules
+ * for both); t->observer then points at o. -EINVAL without a sink. */
+int ref_stream_target_load(struct ref_stream_target *t, struct ref_stream_observer *o,
+			   const struct ref_stream_target *target);
+
 enum ref_stream_errc {
 	REF_STREAM_OK = 0,
 	REF_STREAM_E_SINK,            /* the sink refused a sample */
