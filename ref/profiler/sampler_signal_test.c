@@ -82,9 +82,14 @@ static void test_late_signal_is_bounded(void **state)
 	assert_true(nr_kept - at_unblock > CATCH_UP_MAX);
 	accounted = (uint64_t)nr_kept + res.profiler.periods_skipped;
 	assert_true(accounted <= cpu / 100000);
-	/* Under TSan the stop's kick runs after the sampler is no longer active. */
+	/* Under TSan the stop's kick runs after the sampler is no longer active. The CPU
+	 * clock also holds the handlers' own unwinding, a larger share on a loaded machine
+	 * (413 accounted for 46 ms seen here), so the bound is 2/3: a stop that dropped the
+	 * last 20 ms would leave half. */
+	print_message("%llu periods accounted for %llu ns of thread CPU\n",
+		      (unsigned long long)accounted, (unsigned long long)cpu);
 	if (check_placement("the periods after the last signal taken by the stop"))
-		assert_true(accounted * 10 >= cpu / 100000 * 9);
+		assert_true(accounted * 3 >= cpu / 100000 * 2);
 }
 
 /* A signal of one run still pending when the next run starts (held back on the
