@@ -9,21 +9,27 @@
 
 #include "pecs/case.h"
 
+static void unmap_two(void *p)
+{
+	munmap(p, 8192);
+}
+
+static void unmap_one(void *p)
+{
+	munmap(p, 4096);
+}
+
 /* Two pages, the second one PROT_NONE: bytes placed at the end of the first run into it.
- * NULL (and the case BROKEN) if the host refused. */
+ * Unmapped when the case ends; the case is BROKEN if the host refused. */
 static char *edge_pages(struct pecs_t *t)
 {
 	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (p == MAP_FAILED) {
-		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__, "no anonymous mapping");
-		return NULL;
-	}
-	if (mprotect(p + 4096, 4096, PROT_NONE)) {
-		pecs_verdict(t, PECS_BROKEN, __FILE__, __LINE__, "mprotect refused PROT_NONE");
-		munmap(p, 8192);
-		return NULL;
-	}
+	if (p == MAP_FAILED)
+		PECS_BROKEN(t, "no anonymous mapping");
+	pecs_defer(t, unmap_two, p);
+	if (mprotect(p + 4096, 4096, PROT_NONE))
+		PECS_BROKEN(t, "mprotect refused PROT_NONE");
 	return p;
 }
 
@@ -43,81 +49,65 @@ static int open_cut(struct pecs_t *t, char *two, const struct pecs_attr *a, size
 	return fd < 0 ? fd : 0;
 }
 
-PECS_CASE(open_attr_bad_ptr, "Required.Open.AttrSize.InaccessibleAttrEfault", "",
-	  "OPEN-ATTR-BAD-PTR-EFAULT")
+PECS_CASE("Required.Open.AttrSize.InaccessibleAttrEfault", "", "OPEN-ATTR-BAD-PTR-EFAULT")
 {
 	size_t known = pecs_host(t)->attr_size;
 	struct pecs_attr a;
 	char *two = edge_pages(t);
 	int r;
 
-	if (!two)
-		return;
 	if (known < 64 || known > sizeof(a))
 		known = sizeof(a);
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.size = (uint32_t)known;
 	r = pecs_open(t, (struct pecs_attr *)(two + 4096), 0, -1, -1, 0);
-	PECS_CHECK(t, r == -EFAULT, "attr on a PROT_NONE page: %s, expected -EFAULT",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EFAULT, "attr on a PROT_NONE page");
 	/* The size field is readable, the fields after it are not. */
 	r = open_cut(t, two, &a, known, 16);
-	PECS_CHECK(t, r == -EFAULT, "attr cut after 16 bytes: %s, expected -EFAULT",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EFAULT, "attr cut after 16 bytes");
 	/* Every known byte readable, but the size claims 64 more: the check that the tail
 	 * is zero reads into the PROT_NONE page. */
 	a.size = (uint32_t)(known + 64);
 	r = open_cut(t, two, &a, known, known + 8);
-	PECS_CHECK(t, r == -EFAULT, "tail of a %u-byte attr inaccessible: %s, expected -EFAULT",
-		   a.size, pecs_retname(r));
-	munmap(two, 8192);
+	PECS_CHECK_ERR(t, r, EFAULT, "tail of a %u-byte attr inaccessible", a.size);
 }
 
-PECS_CASE(modify_attr_bad_ptr, "Required.Ioctl.ModifyAttributes.InaccessiblePointerEfault",
-	  "counting", "OPEN-ATTR-BAD-PTR-EFAULT")
+PECS_CASE("Required.Ioctl.ModifyAttributes.InaccessiblePointerEfault", "counting",
+	  "OPEN-ATTR-BAD-PTR-EFAULT")
 {
 	struct pecs_attr a;
 	char *two = edge_pages(t);
 	int fd;
 
-	if (!two)
-		return;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_MODIFY_ATTRIBUTES, (unsigned long)(two + 4096)),
 		       EFAULT);
-	munmap(two, 8192);
 }
 
-PECS_CASE(set_filter_bad_ptr, "Required.Ioctl.SetFilter.InaccessiblePointerEfault", "counting",
+PECS_CASE("Required.Ioctl.SetFilter.InaccessiblePointerEfault", "counting",
 	  "IOC-SET-FILTER-BAD-PTR-EFAULT")
 {
 	struct pecs_attr a;
 	char *two = edge_pages(t);
 	int fd, r;
 
-	if (!two)
-		return;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	r = pecs_ioctl(t, fd, PECS_IOC_SET_FILTER, (unsigned long)(two + 4096));
-	PECS_CHECK(t, r == -EFAULT, "filter on a PROT_NONE page: %s, expected -EFAULT",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EFAULT, "filter on a PROT_NONE page");
 	/* A string with no NUL before the inaccessible page. */
 	memset(two, 'a', 4096);
 	r = pecs_ioctl(t, fd, PECS_IOC_SET_FILTER, (unsigned long)(two + 4000));
-	PECS_CHECK(t, r == -EFAULT, "filter running into a PROT_NONE page: %s, expected -EFAULT",
-		   pecs_retname(r));
+	PECS_CHECK_ERR(t, r, EFAULT, "filter running into a PROT_NONE page");
 	/* A readable string is refused for what it says, not where it is. */
 	r = pecs_ioctl(t, fd, PECS_IOC_SET_FILTER, (unsigned long)"x");
-	PECS_CHECK(t, r == -EINVAL, "filter \"x\" on a software event: %s, expected -EINVAL",
-		   pecs_retname(r));
-	munmap(two, 8192);
+	PECS_CHECK_ERR(t, r, EINVAL, "filter \"x\" on a software event");
 }
 
 /* Where the kernel writes: a read-only page, and a buffer whose second half is the
  * inaccessible page. The size check comes before the copy. */
-PECS_CASE(read_ro_buffer, "Required.Read.Buffer.ReadOnlyOrCutShortEfault", "counting",
+PECS_CASE("Required.Read.Buffer.ReadOnlyOrCutShortEfault", "counting",
 	  "READ-BAD-BUFFER-EFAULT,IOC-ID-BAD-PTR-EFAULT")
 {
 	struct pecs_attr a;
@@ -125,11 +115,10 @@ PECS_CASE(read_ro_buffer, "Required.Read.Buffer.ReadOnlyOrCutShortEfault", "coun
 	uint64_t v[2];
 	int fd;
 
-	if (!two)
-		return;
 	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ro == MAP_FAILED)
 		PECS_BROKEN(t, "no read-only page");
+	pecs_defer(t, unmap_one, ro);
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.read_format = PECS_FORMAT_ID;
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
@@ -138,6 +127,4 @@ PECS_CASE(read_ro_buffer, "Required.Read.Buffer.ReadOnlyOrCutShortEfault", "coun
 	PECS_CHECK_ERR(t, pecs_read(t, fd, two + 4096, 8), ENOSPC);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)ro), EFAULT);
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
-	munmap(ro, 4096);
-	munmap(two, 8192);
 }

@@ -6,10 +6,9 @@
 #include <poll.h>
 #include <sys/mman.h>
 
-#include "support_ring.h"
+#include "pecs/toolkit/ring.h"
 
-PECS_CASE(mmap_len_rounded, "Required.Mmap.Length.RoundedUpToPages", "mmap",
-	  "MMAP-LEN-ROUNDED-UP")
+PECS_CASE("Required.Mmap.Length.RoundedUpToPages", "mmap", "MMAP-LEN-ROUNDED-UP")
 {
 	size_t pg = (size_t)pecs_host(t)->page_size;
 	struct pecs_attr a;
@@ -25,8 +24,7 @@ PECS_CASE(mmap_len_rounded, "Required.Mmap.Length.RoundedUpToPages", "mmap",
 	PECS_CHECK_OK(t, pecs_munmap(t, addr, 2 * pg));
 }
 
-PECS_CASE(mmap_counting, "Required.Mmap.Counting.CountingEventMaps", "mmap,poll",
-	  "MMAP-COUNTING-MAPS")
+PECS_CASE("Required.Mmap.Counting.CountingEventMaps", "mmap,poll", "MMAP-COUNTING-MAPS")
 {
 	struct pecs_attr a;
 	struct pecs_ring r;
@@ -39,8 +37,8 @@ PECS_CASE(mmap_counting, "Required.Mmap.Counting.CountingEventMaps", "mmap,poll"
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
 }
 
-PECS_CASE(close_mapped_member, "Required.Group.Close.MappedMemberStaysUntilMunmap",
-	  "read.group,mmap", "GROUP-CLOSE-MAPPED-MEMBER")
+PECS_CASE("Required.Group.Close.MappedMemberStaysUntilMunmap", "read.group,mmap",
+	  "GROUP-CLOSE-MAPPED-MEMBER")
 {
 	size_t pg = (size_t)pecs_host(t)->page_size;
 	struct pecs_attr a;
@@ -67,8 +65,7 @@ PECS_CASE(close_mapped_member, "Required.Group.Close.MappedMemberStaysUntilMunma
 /* mm refuses PROT_EXEC on the event's file (its mount is noexec) before perf_mmap sees
  * MAP_PRIVATE, and refuses an offset that is no page multiple before perf_mmap's own
  * offset check. */
-PECS_CASE(mmap_mm_checks_first, "Required.Mmap.Flags.MmChecksComeFirst", "mmap",
-	  "MMAP-MM-CHECKS-FIRST")
+PECS_CASE("Required.Mmap.Flags.MmChecksComeFirst", "mmap", "MMAP-MM-CHECKS-FIRST")
 {
 	size_t pg = (size_t)pecs_host(t)->page_size;
 	struct pecs_attr a;

@@ -5,8 +5,8 @@
 
 #include "pecs/case.h"
 
-PECS_CASE(open_max_stack_no_callchain, "Required.Open.Callchain.DepthIgnoredWithoutCallchain",
-	  "sampling", "OPEN-MAX-STACK-NO-CALLCHAIN")
+PECS_CASE("Required.Open.Callchain.DepthIgnoredWithoutCallchain", "sampling",
+	  "OPEN-MAX-STACK-NO-CALLCHAIN")
 {
 	struct pecs_attr attr;
 
@@ -17,8 +17,7 @@ PECS_CASE(open_max_stack_no_callchain, "Required.Open.Callchain.DepthIgnoredWith
 	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0));
 }
 
-PECS_CASE(open_sigtrap_cpu_wide, "Required.Open.Flags.SigtrapCpuWideEinval", "",
-	  "OPEN-SIGTRAP-CPU-WIDE-EINVAL")
+PECS_CASE("Required.Open.Flags.SigtrapCpuWideEinval", "", "OPEN-SIGTRAP-CPU-WIDE-EINVAL")
 {
 	struct pecs_attr attr;
 
@@ -30,8 +29,8 @@ PECS_CASE(open_sigtrap_cpu_wide, "Required.Open.Flags.SigtrapCpuWideEinval", "",
 /* MODIFY_ATTRIBUTES copies the new attr with perf_copy_attr before the event is asked:
  * the copy's own errors (EFAULT, E2BIG with the size written back, EINVAL for reserved
  * fields) come first, on any software event. */
-PECS_CASE(modify_attr_copy_first, "Required.Ioctl.ModifyAttributes.AttrCopiedAndCheckedFirst",
-	  "counting", "IOC-MODIFY-ATTR-COPY-FIRST")
+PECS_CASE("Required.Ioctl.ModifyAttributes.AttrCopiedAndCheckedFirst", "counting",
+	  "IOC-MODIFY-ATTR-COPY-FIRST")
 {
 	static const uint64_t cfgs[] = {PECS_SW_TASK_CLOCK, PECS_SW_PAGE_FAULTS, PECS_SW_DUMMY};
 	static union {
@@ -51,12 +50,12 @@ PECS_CASE(modify_attr_copy_first, "Required.Ioctl.ModifyAttributes.AttrCopiedAnd
 		big.attr = attr;
 		big.attr.size = (uint32_t)pecs_host(t)->page_size + 1;
 		r = pecs_ioctl(t, fd, PECS_IOC_MODIFY_ATTRIBUTES, (unsigned long)&big);
-		PECS_CHECK(t, r == -E2BIG, "config %llu, size page + 1: %s, expected -E2BIG",
-			   (unsigned long long)cfgs[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, E2BIG, "config %llu, size page + 1",
+			       (unsigned long long)cfgs[i]);
 		PECS_CHECK_EQ(t, big.attr.size, known);
 		attr.reserved_2 = 1;
 		r = pecs_ioctl(t, fd, PECS_IOC_MODIFY_ATTRIBUTES, (unsigned long)&attr);
-		PECS_CHECK(t, r == -EINVAL, "config %llu, __reserved_2 set: %s, expected -EINVAL",
-			   (unsigned long long)cfgs[i], pecs_retname(r));
+		PECS_CHECK_ERR(t, r, EINVAL, "config %llu, __reserved_2 set",
+			       (unsigned long long)cfgs[i]);
 	}
 }

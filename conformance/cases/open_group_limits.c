@@ -4,10 +4,9 @@
  * perf_event_validate_size). Measured here. */
 #include <sys/resource.h>
 
-#include "support_counting.h"
+#include "pecs/toolkit/counting.h"
 
-PECS_CASE(group_any_sw_joins, "Required.Open.GroupFd.AnySoftwareEventJoins", "read.group",
-	  "OPEN-GROUP-SW-MIX")
+PECS_CASE("Required.Open.GroupFd.AnySoftwareEventJoins", "read.group", "OPEN-GROUP-SW-MIX")
 {
 	static const uint64_t others[] = {PECS_SW_PAGE_FAULTS, PECS_SW_CPU_CLOCK, PECS_SW_DUMMY,
 					  PECS_SW_CONTEXT_SWITCHES};
@@ -22,8 +21,8 @@ PECS_CASE(group_any_sw_joins, "Required.Open.GroupFd.AnySoftwareEventJoins", "re
 
 		pecs_cnt_attr(t, &attr, others[i], PECS_FORMAT_GROUP);
 		r = pecs_open(t, &attr, 0, -1, leader, 0);
-		PECS_CHECK(t, r >= 0, "software config %llu joining a TASK_CLOCK leader: %s",
-			   (unsigned long long)others[i], pecs_retname(r));
+		PECS_CHECK_OK(t, r, "software config %llu joining a TASK_CLOCK leader",
+			      (unsigned long long)others[i]);
 	}
 	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), 8 + 5 * 8);
 	PECS_CHECK_EQ(t, buf[0], 5);
@@ -31,8 +30,8 @@ PECS_CASE(group_any_sw_joins, "Required.Open.GroupFd.AnySoftwareEventJoins", "re
 
 /* FD_NO_GROUP does not look at the group fd's place in a group: a member's fd, which
  * cannot lead (EINVAL without the flag), is accepted. */
-PECS_CASE(group_no_group_member_fd, "Required.Group.Flags.NoGroupAcceptsMemberFd",
-	  "read.group", "OPEN-FLAGS-NO-GROUP-ALONE")
+PECS_CASE("Required.Group.Flags.NoGroupAcceptsMemberFd", "read.group",
+	  "OPEN-FLAGS-NO-GROUP-ALONE")
 {
 	struct pecs_attr attr;
 	uint64_t buf[4];
@@ -49,8 +48,8 @@ PECS_CASE(group_no_group_member_fd, "Required.Group.Flags.NoGroupAcceptsMemberFd
 	PECS_CHECK_EQ(t, buf[0], 2);
 }
 
-/* Fill a GROUP-only leader to exactly 16 KiB of read; returns the leader's fd or -errno
- * (ENV_SKIP or FAIL already recorded when < 0). */
+/* Fill a GROUP-only leader to exactly 16 KiB of read; returns the leader's fd. Ends the
+ * case (ENV_SKIP when out of fds, else FAIL) if an event does not open. */
 static int full_group(struct pecs_t *t, uint32_t fit)
 {
 	struct pecs_attr attr;
@@ -65,34 +64,25 @@ static int full_group(struct pecs_t *t, uint32_t fit)
 	}
 	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
 	leader = pecs_open(t, &attr, 0, -1, -1, 0);
-	if (leader < 0) {
-		PECS_FAIL_(t, "leader: %s", pecs_retname(leader));
-		return leader;
-	}
+	if (leader < 0)
+		PECS_FAIL(t, "leader: %s", pecs_retname(leader));
 	for (uint32_t n = 1; n < fit; n++) {
 		ret = pecs_open(t, &attr, 0, -1, leader, 0);
-		if (ret == -EMFILE || ret == -ENFILE) {
-			pecs_verdict(t, PECS_ENV_SKIP, __FILE__, __LINE__,
-				     "out of fds at event %u: raise RLIMIT_NOFILE above %u", n + 1,
-				     fit + 16);
-			return ret;
-		}
-		if (ret < 0) {
-			PECS_FAIL_(t, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
-			return ret;
-		}
+		if (ret == -EMFILE || ret == -ENFILE)
+			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
+				      n + 1, fit + 16);
+		if (ret < 0)
+			PECS_FAIL(t, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
 	}
 	return leader;
 }
 
-PECS_CASE(group_read_size_last, "Required.Open.Order.ReadSizeAfterClockAndGroupRules",
-	  "read.group", "OPEN-ORDER,OPEN-GROUP-READ-SIZE-E2BIG")
+PECS_CASE("Required.Open.Order.ReadSizeAfterClockAndGroupRules", "read.group",
+	  "OPEN-ORDER,OPEN-GROUP-READ-SIZE-E2BIG")
 {
 	struct pecs_attr attr;
 	int leader = full_group(t, (PECS_READ_SIZE_MAX - 8) / 8);
 
-	if (leader < 0)
-		return;
 	/* A member that adds less to its own read is still refused for the group's. */
 	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, 0);
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);

@@ -81,8 +81,7 @@ struct pecs_case_table {
  *
  *   PECS_CASE("Required.Open.Flags.Cloexec", "counting", "OPEN-FLAGS-CLOEXEC") { ... }
  */
-#define PECS_CASE(...) PECS_CASE_PICK_(__VA_ARGS__, PECS_CASE_FN_, PECS_CASE_ID_, )(__VA_ARGS__)
-#define PECS_CASE_PICK_(a, b, c, d, pick, ...) pick
+#define PECS_CASE(...) PECS_CASE_ID_(__VA_ARGS__) /* exactly id, features, behaviours */
 #define PECS_CASE_ID_(id_, features_, behaviours_) \
 	PECS_CASE_FN_(PECS_CAT(pecs_case_fn_, __COUNTER__), id_, features_, behaviours_)
 #define PECS_CASE_FN_(fn_name, id_, features_, behaviours_)                                \
@@ -299,11 +298,5 @@ pid_t pecs_gettid(void);
 		if (pecs_host(t)->privileged)                                   \
 			PECS_ENV_SKIP((t), "needs an unprivileged caller (uid 65534)"); \
 	} while (0)
-
-/* ---- the first API, until every case is ported (docs: CASE_API_PORTING) ---------- */
-
-/* Deprecated: record a FAIL and go on (PECS_FAIL leaves the case). */
-#define PECS_FAIL_(t, ...) pecs_verdict((t), PECS_FAIL, __FILE__, __LINE__, __VA_ARGS__)
-/* PECS_CASE(fn_name, id, features, behaviours) still compiles: PECS_CASE picks by arity. */
 
 #endif /* PECS_CASE_H */

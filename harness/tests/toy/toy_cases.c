@@ -4,14 +4,14 @@
 
 #include "pecs/case.h"
 
-PECS_CASE(toy_open_task_clock, "Required.Toy.Open.TaskClock", "counting", "TOY-OPEN")
+PECS_CASE("Required.Toy.Open.TaskClock", "counting", "TOY-OPEN")
 {
 	struct pecs_attr a;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	PECS_OPEN(t, &a, 0, -1, -1, 0);
 }
 
-PECS_CASE(toy_open_bad_type, "Required.Toy.Open.BadType", "", "TOY-OPEN,TOY-BAD-TYPE")
+PECS_CASE("Required.Toy.Open.BadType", "", "TOY-OPEN,TOY-BAD-TYPE")
 {
 	struct pecs_attr a;
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
@@ -19,30 +19,30 @@ PECS_CASE(toy_open_bad_type, "Required.Toy.Open.BadType", "", "TOY-OPEN,TOY-BAD-
 	PECS_CHECK_ERR(t, pecs_open(t, &a, 0, -1, -1, 0), ENOENT);
 }
 
-PECS_CASE(toy_always_fails, "Required.Toy.Verdict.Fails", "", "TOY-FAIL")
+PECS_CASE("Required.Toy.Verdict.Fails", "", "TOY-FAIL")
 {
 	int two = 2;
 	PECS_CHECK_EQ(t, two, 3);
 }
 
-PECS_CASE(toy_crashes, "Required.Toy.Verdict.Crashes", "", "TOY-CRASH")
+PECS_CASE("Required.Toy.Verdict.Crashes", "", "TOY-CRASH")
 {
 	(void)t;
 	volatile int *volatile nowhere = NULL; /* volatile both ways: the store must happen */
 	*nowhere = 1;
 }
 
-PECS_CASE(toy_broken, "Required.Toy.Verdict.Broken", "", "TOY-BROKEN")
+PECS_CASE("Required.Toy.Verdict.Broken", "", "TOY-BROKEN")
 {
 	PECS_BROKEN(t, "setup failed on purpose");
 }
 
-PECS_CASE(toy_env_skip, "Required.Toy.Verdict.EnvSkip", "", "TOY-ENV")
+PECS_CASE("Required.Toy.Verdict.EnvSkip", "", "TOY-ENV")
 {
 	PECS_ENV_SKIP(t, "the host cannot run this, on purpose");
 }
 
-PECS_CASE(toy_unclaimed, "Recommended.Toy.Replay.NotClaimed", "profiler.replay", "TOY-REPLAY")
+PECS_CASE("Recommended.Toy.Replay.NotClaimed", "profiler.replay", "TOY-REPLAY")
 {
 	PECS_UNSUPPORTED(t, "no profiler seam");
 }
