@@ -16,23 +16,23 @@ int pecs_impl_check(const struct pecs_impl *impl, char *msg, size_t msglen)
 	 * entries the suite does not know yet must be absent, or old suites would ignore
 	 * behaviour the implementation depends on. */
 	const size_t min_size = offsetof(struct pecs_impl, host_facts);
-	int err = pecs_opts_check(impl, sizeof(*impl), min_size);
 
-	if (err == -EINVAL) {
+	if (impl->size < min_size) {
 		snprintf(msg, msglen,
 			 "vtable size %zu is smaller than the first version's mandatory part (%zu)",
 			 impl->size, min_size);
 		return -EINVAL;
 	}
 	/* Every version of the struct is a run of pointers after size_t; anything else is not
-	 * a pecs_impl at all. */
+	 * a pecs_impl at all, and its tail is not read (a size that is not any version's may
+	 * not describe memory the caller owns). */
 	if (impl->size % sizeof(void *) || impl->size > PECS_OPTS_MAX) {
 		snprintf(msg, msglen, "vtable size %zu is not the size of any struct pecs_impl "
 			 "(a multiple of %zu, at most %d)", impl->size, sizeof(void *),
 			 PECS_OPTS_MAX);
 		return -EINVAL;
 	}
-	if (err) {
+	if (pecs_opts_check(impl, sizeof(*impl), min_size)) {
 		const unsigned char *bytes = (const unsigned char *)impl;
 		size_t i = sizeof(*impl);
 
