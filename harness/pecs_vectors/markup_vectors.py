@@ -146,9 +146,77 @@ def _markup_mmap_mode(vf: document.VectorFile) -> None:
     emit(g, "mmap with an empty mode", ["Malformed"], out, "markup", ST_MARKUP, PERIOD)
 
 
+# A valid block after an error line: {{{reset}}} closes whatever the bad line opened, so a
+# reader that accepted the bad line would deliver this sample and change the ring bytes.
+_AFTER_BAD = "{{{reset}}}\n1001\n1002\n{{{bt:0:0x5:pc}}}\n"
+
+
+def _bt_text(pid: int, tid: int, addrs: Sequence[str]) -> tuple[str, list[int]]:
+    """A block whose addresses are written exactly as given (the packer writes lowercase)."""
+    lines = "%d\n%d\n" % (pid, tid)
+    lines += "".join("{{{bt:%d:%s}}}\n" % (i, a) for i, a in enumerate(addrs))
+    return lines, [int(a, 16) for a in addrs]
+
+
+def _markup_digits(vf: document.VectorFile) -> None:
+    """Every hex digit in both cases, every malformed-number form and the exact line-length
+    limit; each bad line is followed by a valid block (added for issue 12)."""
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+
+    def add(comment: str, flags: Iterable[str], out: Markup) -> None:
+        emit(g, comment, list(flags), out, "markup", ST_MARKUP, PERIOD)
+
+    addrs = ["0x0123456789abcdef", "0x0123456789ABCDEF", "0xfedcba9876543210",
+             "0xFEDCBA9876543210", "0xaBcDeF", "0xAbCdEf"]
+    text, ips = _bt_text(1001, 1002, addrs)
+    add("every hex digit in both cases, in every position of a 16-digit address", [],
+        _set_block(Markup(M).text(text), 1001, 1002, ips).finish())
+    for d in "0123456789abcdefABCDEF":
+        text, ips = _bt_text(1001, 1002, ["0x" + d, "0x" + d * 16])
+        add("hex digit %s alone and repeated 16 times" % d, [],
+            _set_block(Markup(M).text(text), 1001, 1002, ips).finish())
+
+    line = "{{{bt:0:0x401000:pc}}}"
+    out = Markup(M).text("1001\n1002\n" + line + " " * (4096 - len(line)) + "\n")
+    _set_block(out, 1001, 1002, [0x401000]).close().text("1001\n1002\n{{{bt:0:0x5:pc}}}\n")
+    out.block = [1001, 1002, [0x5]]
+    add("a line of exactly 4096 bytes before its newline is read", [], out.finish())
+
+    def bad(comment: str, code: str, line: str) -> None:
+        out = Markup(M).sample(1001, 1002, [0x401000]).close()
+        out.text("2001\n2002\n")
+        out.block = [2001, 2002, []]
+        out.bad(code, line).text(_AFTER_BAD)
+        add(comment + ", then a valid block", ["Malformed"], out)
+
+    bad("a line of 4097 bytes before its newline", "MARKUP_LINE_TOO_LONG",
+        line + " " * (4097 - len(line)) + "\n")
+    for num in ["12a", "12/", "12:", "1 2", "0x10", "12A", "18446744073709551616",
+                "99999999999999999999999"]:
+        bad("pid line %r is not a decimal u64" % num, "MARKUP_BAD_NUMBER", num + "\n")
+    for num in ["-1", "+1"]:
+        bad("pid line %r starts with a sign: a text line" % num, "MARKUP_BAD_LINE", num + "\n")
+    out = Markup(M).sample(1001, 1002, [0x401000]).close()
+    out.text("2001\n")
+    out.bad("MARKUP_BAD_NUMBER", "2002a\n").text(_AFTER_BAD)
+    add("tid line '2002a' is not a decimal u64, then a valid block", ["Malformed"], out)
+    for idx in ["0a", "0/", "0x0", "-0", "+0", " 0", "18446744073709551616"]:
+        bad("frame number %r is not a decimal u64" % idx, "MARKUP_BAD_BT",
+            "{{{bt:%s:0x1:pc}}}\n" % idx)
+    for addr in ["0x1g", "0x1G", "0x1/", "0x1@", "0x1`", "0x1 ", "1", "x1", "0x-1", "0x+1",
+                 "00x1", "0x", "0x12345678901234567"]:
+        bad("address %r is not 0x and 1 to 16 hex digits" % addr, "MARKUP_BAD_BT",
+            "{{{bt:0:%s:pc}}}\n" % addr)
+    for el, code in [("{{ bt:0:0x1}}}", "MARKUP_BAD_LINE"), ("{{bt:0:0x1}}}", "MARKUP_BAD_LINE"),
+                     ("{{{bt:0:0x1}}}}", "MARKUP_BAD_ELEMENT"),
+                     ("{{{bt:0:0x1}}", "MARKUP_BAD_ELEMENT")]:
+        bad("%r is not an element of three braces" % el, code, el + "\n")
+
+
 def build_markup() -> document.VectorFile:
     vf = document.VectorFile("markup", NOTES)
     _markup(vf)
     _detect_markup(vf)
     _markup_mmap_mode(vf)
+    _markup_digits(vf)
     return vf
