@@ -250,6 +250,50 @@ def _fxt_malformed_2(vf: document.VectorFile) -> None:
           "fxt", ST_FULL, PERIOD)
 
 
+def _fxt_digits_and_trailers(vf: document.VectorFile) -> None:
+    """Issue 12: addresses holding every nibble value, and each malformed record followed by
+    a valid backtrace, so an engine that accepted the bad record would deliver that sample
+    and change the ring bytes."""
+    g = vf.group("FxtStreamTest", "fxt-spec", FXT_REF)
+
+    def add(comment: str, out: Fxt, flags: Iterable[str] = ("Malformed",)) -> None:
+        emit(g, comment, list(flags), out, "fxt", ST_FULL, PERIOD)
+
+    add("addresses holding every nibble value in every position", Fxt(M).bt(
+        1, [0x0123456789abcdef, 0xfedcba9876543210, 0x89abcdef01234567, 0x76543210fedcba98],
+        1001, 1002), ["InlineRefs"])
+    after = rec_backtrace(7, [0x401010], 1001, 1002)
+    bad_records = [
+        ("header with size 0", "FXT_ZERO_SIZE", words(header(0, 0))),
+        ("large record with size 0", "FXT_ZERO_SIZE", words(bits(15, 0, 3))),
+        ("init record of 3 words", "FXT_BAD_INIT", rec_init(1000, nwords=3)),
+        ("init record with 0 ticks per second", "FXT_BAD_INIT", rec_init(0)),
+        ("init record of 1 word", "FXT_BAD_INIT", words(header(1, 1))),
+        ("string length past the record's size", "FXT_BAD_STRING",
+         rec_string(1, "abcdefghij", nwords=2)),
+        ("thread record with index 0", "FXT_BAD_THREAD", rec_thread(0, 1001, 1002)),
+        ("thread record of 2 words", "FXT_BAD_THREAD", rec_thread(1, 1001, 1002, nwords=2)),
+        ("kernel object with inline name past the record", "FXT_BAD_STRING_REF",
+         rec_kobj(1, 1001, 0x8000 | 20, b"short", nwords=3)),
+        ("kernel object record of 1 word", "FXT_BAD_KERNEL_OBJECT", words(header(7, 1))),
+        ("backtrace counting 3 frames with 2 present", "FXT_BAD_BACKTRACE",
+         rec_backtrace(2, [1, 2], 1001, 1002, nr=3)),
+        ("backtrace counting 1 frame with 2 present", "FXT_BAD_BACKTRACE",
+         rec_backtrace(2, [1, 2], 1001, 1002, nr=1)),
+        ("module record whose name length runs past the record", "FXT_BAD_MODULE",
+         rec_module(1, "lib.so", b"\x01", 1, 1001, 1002, name_len=40)),
+        ("mmap record missing its vaddr word", "FXT_BAD_MMAP",
+         rec_mmap(1, 5, 0x1000, 0x1000, 0, 1, 1001, 1002, nwords=6)),
+        ("provider info whose name runs past the record", "FXT_BAD_METADATA",
+         rec_provider_info(1, "provider-name", nwords=2)),
+        ("a later trace-info magic record with a wrong value", "FXT_BAD_MAGIC",
+         rec_trace_info_magic(0x12345678)),
+    ]
+    for comment, code, rec in bad_records:
+        out = Fxt(M).bt(1, [0x401000], 1001, 1002).bad(code, rec).add(after)
+        add(comment + ", then a valid backtrace", out)
+
+
 def build_fxt() -> document.VectorFile:
     vf = document.VectorFile("fxt", NOTES)
     _fxt_valid(vf)
@@ -257,4 +301,5 @@ def build_fxt() -> document.VectorFile:
     _fxt_malformed(vf)
     _detect_fxt(vf)
     _fxt_malformed_2(vf)
+    _fxt_digits_and_trailers(vf)
     return vf
