@@ -72,11 +72,18 @@ static void test_late_signal_is_bounded(void **state)
 	for (int i = 0; i < nr_kept; i++)
 		if (kept[i].time <= t_unblock)
 			assert_true(i < 2 * CATCH_UP_MAX);
-	/* Samples stay at least a period apart in time, paid or not. */
-	for (int i = 1; i < nr_kept; i++)
+	/* Paid periods are not bunched: but for the odd pair a late ticker puts close
+	 * together (23 us apart once under ASan on loaded cores), samples stay at least half
+	 * a period apart. A catch-up that dated every owed period at one
+	 * moment would put most of them closer. */
+	int close_pairs = 0;
+	for (int i = 1; i < nr_kept; i++) {
 		if (kept[i].time - kept[i - 1].time < 100000 / 2)
-			fail_msg("samples %d and %d are %llu ns apart", i - 1, i,
-				 (unsigned long long)(kept[i].time - kept[i - 1].time));
+			close_pairs++;
+	}
+	print_message("%d of %d sample pairs closer than half a period\n", close_pairs,
+		      nr_kept - 1);
+	assert_true(close_pairs * 10 <= nr_kept);
 	/* The ticker went on after the late signal: the 20 ms after it gave more than the
 	 * stop's own catch-up could (a loaded machine may still skip many of them). */
 	assert_true(nr_kept - at_unblock > CATCH_UP_MAX);
