@@ -68,7 +68,10 @@ static void test_late_signal_is_bounded(void **state)
 		return;
 	/* At most a few samples for the held-back moment, none of them lost; the rest are
 	 * paid later where the thread was preempted, or skipped (load decides which). */
-	assert_true(at_unblock >= 1 && at_unblock <= 2 * CATCH_UP_MAX);
+	/* at_unblock itself may hold more than that: owed periods are paid by the signals
+	 * that come while the flush runs (137 once, under ASan on loaded cores); what is
+	 * bounded is the samples dated at or before the held-back moment. */
+	assert_true(at_unblock >= 1);
 	for (int i = 0; i < nr_kept; i++)
 		if (kept[i].time <= t_unblock)
 			assert_true(i < 2 * CATCH_UP_MAX);
