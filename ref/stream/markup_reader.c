@@ -201,14 +201,11 @@ static int do_number(struct ref_markup_reader *r, struct span s)
 /* An element's fields: f[0] is the tag; n counts them, MAX_FIELDS + 1 meaning "more". */
 #define MAX_FIELDS 7
 
-static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
+/* One frame of the block, its fields already checked. */
+static int bt_frame(struct ref_markup_reader *r, uint64_t index, uint64_t addr)
 {
-	uint64_t index, addr;
 	int ret;
 
-	if (n < 3 || n > 4 || !parse_dec(f[1], &index) || !parse_addr(f[2], &addr) ||
-	    (n == 4 && !span_is(f[3], "pc") && !span_is(f[3], "ra")))
-		return fail(r, REF_MARKUP_E_BAD_BT);
 	if (r->state != IN_BLOCK)
 		return fail(r, REF_MARKUP_E_BT_OUTSIDE_BLOCK);
 	/* A new frame 0 under the same ids starts another sample of that thread. */
@@ -223,6 +220,52 @@ static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
 		return fail(r, REF_MARKUP_E_TOO_MANY_FRAMES);
 	r->ips[r->nr++] = addr;
 	return 0;
+}
+
+static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
+{
+	uint64_t index, addr;
+
+	if (n < 3 || n > 4 || !parse_dec(f[1], &index) || !parse_addr(f[2], &addr) ||
+	    (n == 4 && !span_is(f[3], "pc") && !span_is(f[3], "ra")))
+		return fail(r, REF_MARKUP_E_BAD_BT);
+	return bt_frame(r, index, addr);
+}
+
+/* The common line, "{{{bt:N:0xADDR}}}" or with ":pc" or ":ra", read in one pass with no
+ * field splitting. 1 when p[0, n) is exactly that shape and *index, *addr hold it; 0
+ * for anything else, which the general path then judges (so every verdict stays its). */
+static int bt_fast(const char *p, size_t n, uint64_t *index, uint64_t *addr)
+{
+	const char *q = p + 6, *end = p + n;
+	uint64_t x = 0;
+	int d, digits = 0;
+
+	if (n < 14 || memcmp(p, "{{{bt:", 6) != 0)
+		return 0;
+	/* Up to 9 decimal digits cannot overflow; longer ones take the general path. */
+	while (q < end && *q >= '0' && *q <= '9' && digits < 9) {
+		x = x * 10 + (uint64_t)(*q++ - '0');
+		digits++;
+	}
+	if (!digits || end - q < 7 || q[0] != ':' || q[1] != '0' || (q[2] != 'x' && q[2] != 'X'))
+		return 0;
+	*index = x;
+	q += 3;
+	x = 0;
+	digits = 0;
+	while (q < end && (d = hexval(*q)) >= 0 && digits < 16) {
+		x = x << 4 | (unsigned)d;
+		q++;
+		digits++;
+	}
+	if (!digits)
+		return 0;
+	*addr = x;
+	if (end - q == 6 && q[0] == ':' &&
+	    ((q[1] == 'p' && q[2] == 'c') || (q[1] == 'r' && q[2] == 'a')))
+		q += 3;
+	return end - q == 3 && q[0] == '}' && q[1] == '}' && q[2] == '}';
 }
 
 static bool is_hex_bytes(struct span s)
@@ -335,6 +378,7 @@ static int do_element(struct ref_markup_reader *r, const char *p, size_t len)
 
 static int do_line(struct ref_markup_reader *r, const char *p, size_t n)
 {
+	uint64_t index, addr;
 	int ret;
 
 	if (n && p[n - 1] == '\r')
@@ -349,6 +393,8 @@ static int do_line(struct ref_markup_reader *r, const char *p, size_t n)
 		ret = 0;
 	else if (*p >= '0' && *p <= '9')
 		ret = do_number(r, (struct span){ p, n });
+	else if (bt_fast(p, n, &index, &addr))
+		ret = bt_frame(r, index, addr);
 	else if (n >= 3 && p[0] == '{' && p[1] == '{' && p[2] == '{')
 		ret = do_element(r, p, n);
 	else
