@@ -2,7 +2,10 @@
  * session feeds an FXT or markup stream through the decoder and the engine's encoder
  * into a sampling event's ring, which a reader thread drains as perf(1) would.
  *
- *   bazel run -c opt //benchmarks/pipeline:pipeline_bench [-- MB [TRIALS]]
+ *   bazel run -c opt //benchmarks/pipeline:pipeline_bench [-- MB [TRIALS [cgroup]]]
+ *
+ * "cgroup" adds PERF_SAMPLE_CGROUP, whose task lookup (a walk of /proc/self/task when
+ * /proc belongs to another pid namespace: run it under `unshare -pf`) is made at enable.
  *
  * Each trial times ENABLE + DISABLE (the replay is read at DISABLE) in the feeding
  * thread's CPU time, and memcpy of the stream in the same chunks in the same thread,
@@ -30,7 +33,7 @@
 #define CHUNK 16384 /* what the session reads at a time */
 #define MAX_TRIALS 51
 
-static const uint64_t sample_type = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
+static uint64_t sample_type = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
 				    PECS_SAMPLE_PERIOD | PECS_SAMPLE_CALLCHAIN;
 
 static double cpu_now(void)
@@ -235,8 +238,10 @@ int main(int argc, char **argv)
 			       { .name = "markup", .fmt = PECS_STREAM_MARKUP } };
 	uint8_t *dst = malloc(cap);
 
+	if (argc > 3 && !strcmp(argv[3], "cgroup"))
+		sample_type |= PECS_SAMPLE_CGROUP;
 	if (!cap || trials < 1 || trials > MAX_TRIALS || !dst) {
-		fprintf(stderr, "usage: %s [MB] [TRIALS<=%d]\n", argv[0], MAX_TRIALS);
+		fprintf(stderr, "usage: %s [MB] [TRIALS<=%d] [cgroup]\n", argv[0], MAX_TRIALS);
 		return 2;
 	}
 	memset(dst, 1, cap);
