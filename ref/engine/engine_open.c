@@ -133,9 +133,9 @@ static int check_read_size(const struct ref_event *leader, const struct ref_even
 		return 0;
 	if (ref_record_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
-	for (uint32_t i = 0; i < leader->nr_siblings; i++)
-		if (ref_record_read_size(leader->siblings[i]->attr.read_format, n) >
-		    PECS_READ_SIZE_MAX)
+	for (uint64_t f = 0; f < PECS_FORMAT_MAX; f++)
+		if (leader->sibling_formats[f] &&
+		    ref_record_read_size(f, n) > PECS_READ_SIZE_MAX)
 			return -E2BIG;
 	return 0;
 }
@@ -213,8 +213,10 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 		fd = ref_engine_fd_install(e, ev);
 		if (fd < 0) {
 			err = fd;
-			if (leader)
+			if (leader) {
 				leader->nr_siblings--;
+				leader->sibling_formats[ev->attr.read_format]--;
+			}
 		}
 	}
 	if (err) {

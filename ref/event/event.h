@@ -62,6 +62,9 @@ struct ref_event {
 	struct ref_event *leader; /* itself for a leader */
 	struct ref_event **siblings;
 	uint32_t nr_siblings, cap_siblings;
+	/* A leader's siblings by read_format (attr validation keeps it below MAX), so a
+	 * new member's 16 KiB read check looks at each format once, not at each member. */
+	uint32_t sibling_formats[PECS_FORMAT_MAX];
 
 	int on;                   /* enabled */
 	int running;              /* enabled and its leader enabled */

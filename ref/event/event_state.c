@@ -165,6 +165,7 @@ int ref_event_group_add(struct ref_event *leader, struct ref_event *ev)
 		leader->cap_siblings = cap;
 	}
 	leader->siblings[leader->nr_siblings++] = ev;
+	leader->sibling_formats[ev->attr.read_format]++;
 	ev->leader = leader;
 	return 0;
 }
@@ -186,6 +187,7 @@ static void group_detach(struct ref_event *ev, struct ref_defer *d)
 				memmove(&leader->siblings[i], &leader->siblings[i + 1],
 					(leader->nr_siblings - i - 1) * sizeof(*leader->siblings));
 				leader->nr_siblings--;
+				leader->sibling_formats[ev->attr.read_format]--;
 				break;
 			}
 		}
@@ -200,6 +202,7 @@ static void group_detach(struct ref_event *ev, struct ref_defer *d)
 		group_reschedule(s, d);
 	}
 	ev->nr_siblings = 0;
+	memset(ev->sibling_formats, 0, sizeof(ev->sibling_formats));
 }
 
 static void event_release(struct ref_event *ev, struct ref_defer *d)
