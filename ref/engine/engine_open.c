@@ -133,17 +133,27 @@ static int check_read_size(const struct ref_event *leader, const struct ref_even
 		return 0;
 	if (ref_record_read_size(leader->attr.read_format, n) > PECS_READ_SIZE_MAX)
 		return -E2BIG;
-	for (uint32_t i = 0; i < leader->nr_siblings; i++)
-		if (ref_record_read_size(leader->siblings[i]->attr.read_format, n) >
-		    PECS_READ_SIZE_MAX)
+	for (uint64_t f = 0; f < PECS_FORMAT_MAX; f++)
+		if (leader->sibling_formats[f] &&
+		    ref_record_read_size(f, n) > PECS_READ_SIZE_MAX)
 			return -E2BIG;
 	return 0;
 }
 
+/* The task an event is on: pid -1 for none (cpu-wide); proc_tid is tid as /proc names
+ * it, looked up once per open (it costs system calls, more in a pid namespace whose
+ * /proc is another's). */
+struct task_ids {
+	pid_t pid, tid, proc_tid;
+	int same_process;
+};
+
 static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr *a,
-				   enum ref_kind kind, uint64_t id, pid_t pid, pid_t tid,
-				   int same_process, int cpu)
+				   enum ref_kind kind, uint64_t id, const struct task_ids *t,
+				   int cpu)
 {
+	pid_t pid = t->pid, tid = t->tid;
+	int same_process = t->same_process;
 	struct ref_event *ev = calloc(1, sizeof(*ev));
 
 	if (!ev)
@@ -169,8 +179,9 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 		ev->attr.flags &= ~PECS_ATTR_FREQ;
 	}
 	ev->last_period = ev->period;
-	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, same_process, 1) ||
-	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, same_process, 0)) {
+	ev->proc_id = pid == -1 ? 0 : t->proc_tid;
+	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, t->proc_tid, same_process, 1) ||
+	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, t->proc_tid, same_process, 0)) {
 		free(ev);
 		return NULL;
 	}
@@ -202,8 +213,10 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 		fd = ref_engine_fd_install(e, ev);
 		if (fd < 0) {
 			err = fd;
-			if (leader)
+			if (leader) {
 				leader->nr_siblings--;
+				leader->sibling_formats[ev->attr.read_format]--;
+			}
 		}
 	}
 	if (err) {
@@ -227,6 +240,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	enum ref_kind kind = REF_KIND_ZERO;
 	pid_t tid = -1;
 	int same_process = 0, has_task = 0, err;
+	struct task_ids t = { .proc_tid = -1 };
 	uint64_t id = 0;
 
 	if (flags & ~(unsigned long)FLAG_ALL)
@@ -263,8 +277,8 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
 		return -EINVAL;
 	if (has_task) {
-		err = ref_policy_allow_task(&e->env.policy,
-					    ref_event_task_proc_id(tid, same_process), same_process);
+		t.proc_tid = ref_event_task_proc_id(tid, same_process);
+		err = ref_policy_allow_task(&e->env.policy, t.proc_tid, same_process);
 		if (err)
 			return err;
 	} else {
@@ -272,7 +286,10 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 		if (err)
 			return err;
 	}
-	ev = event_new(e, &a, kind, id, has_task ? pid : -1, tid, same_process, cpu);
+	t.pid = has_task ? pid : -1;
+	t.tid = tid;
+	t.same_process = same_process;
+	ev = event_new(e, &a, kind, id, &t, cpu);
 	if (!ev)
 		return has_task ? -ESRCH : -ENOMEM;
 	return install(e, ev, leader, output);

@@ -62,6 +62,9 @@ struct ref_event {
 	struct ref_event *leader; /* itself for a leader */
 	struct ref_event **siblings;
 	uint32_t nr_siblings, cap_siblings;
+	/* A leader's siblings by read_format (attr validation keeps it below MAX), so a
+	 * new member's 16 KiB read check looks at each format once, not at each member. */
+	uint32_t sibling_formats[PECS_FORMAT_MAX];
 
 	int on;                   /* enabled */
 	int running;              /* enabled and its leader enabled */
@@ -81,6 +84,12 @@ struct ref_event {
 
 	struct ref_rb *rb;
 	unsigned mmap_count;
+
+	/* Task facts for CGROUP and CODE_PAGE_SIZE: the id /proc knows the task by, found
+	 * at open (-1 none; 0 for a cpu-wide event), and its cgroup, looked up at enable
+	 * when sampled (event_sample.c). */
+	pid_t proc_id;
+	uint64_t cgroup;
 
 	struct ref_sampler_ops ops;
 	void *priv;
@@ -123,8 +132,10 @@ struct ref_defer {
 };
 
 /* ---- sources (event_source.c) ---- */
+/* proc_tid: tid as /proc names it (ref_event_task_proc_id()), looked up once by the
+ * caller for both of an event's sources. */
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-			  pid_t tid, int same_process, int for_time);
+			  pid_t tid, pid_t proc_tid, int same_process, int for_time);
 uint64_t ref_event_source_read(struct ref_source *s);
 /* ---- tasks (event_task.c) ---- */
 /* pid 0: the calling thread; else that task (ESRCH if none). */
@@ -178,6 +189,8 @@ struct lost_cookie {
 	const struct pecs_sample *s;
 };
 void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d);
+/* Looks up, once the event is enabled, the task facts its samples carry. */
+void ref_event_resolve_task(struct ref_event *ev);
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s);
 void ref_event_lost_locked(struct ref_event *ev, uint64_t nr);
 /* The count a LOST record about to go out through ev's ring carries, given what the

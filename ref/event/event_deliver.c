@@ -18,6 +18,21 @@ int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 	return ret;
 }
 
+void ref_event_deliver_begin(struct ref_event *ev)
+{
+	pthread_mutex_lock(&ev->env->lock);
+}
+
+int ref_event_deliver_batched(struct ref_event *ev, const struct pecs_sample *s)
+{
+	return ev->injected ? REF_DELIVER_OFF : ref_event_deliver_locked(ev, s);
+}
+
+void ref_event_deliver_end(struct ref_event *ev)
+{
+	pthread_mutex_unlock(&ev->env->lock);
+}
+
 int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
 {
 	struct ref_event_env *env = ev->env;

@@ -79,22 +79,82 @@ static void record_profiler_lost(struct ref_event *ev, const struct ref_record_d
 		ev->lost_unrecorded = 0;
 }
 
-/* Linux reads these from `current` at the overflow: for a task event the event's task,
- * for a cpu-wide one whichever task the sample names. */
+/* The task facts a sample of a task event carries are looked up when the event is
+ * enabled, not at each sample: a lookup costs system calls (and, when /proc belongs to
+ * another pid namespace, a walk of /proc/self/task), and only CGROUP and CODE_PAGE_SIZE
+ * need them. The task's /proc id never changes; its cgroup is taken as of the enable
+ * (Linux reads it at the overflow: a task moved while its event runs keeps the old id
+ * until the next enable). */
+void ref_event_resolve_task(struct ref_event *ev)
+{
+	uint64_t id;
+
+	if (ev->pid == -1 ||
+	    !(ev->attr.sample_type & (PECS_SAMPLE_CGROUP | PECS_SAMPLE_CODE_PAGE_SIZE)))
+		return;
+	if (!ev->proc_id)
+		ev->proc_id = ref_event_task_proc_id(ev->tid, ev->same_process);
+	ev->cgroup = 0;
+	if (ev->proc_id > 0 && (ev->attr.sample_type & PECS_SAMPLE_CGROUP) &&
+	    !ref_host_cgroup_id(&ev->env->host, ev->proc_id, &id))
+		ev->cgroup = id;
+}
+
+/* Linux reads these from `current` at the overflow: for a task event the event's task
+ * (as resolved at enable), for a cpu-wide one whichever task the sample names. */
 static void sample_task_fields(const struct ref_event *ev, const struct pecs_sample *s,
 			       struct ref_record_desc *d)
 {
 	struct ref_host_cache *host = &ev->env->host;
-	pid_t task = ev->pid == -1 ? (pid_t)s->tid
-				   : ref_event_task_proc_id(ev->tid, ev->same_process);
+	pid_t task = ev->pid == -1 ? (pid_t)s->tid : ev->proc_id;
 	uint64_t id;
 
 	if (task <= 0)
 		return;
-	if ((d->sample_type & PECS_SAMPLE_CGROUP) && !ref_host_cgroup_id(host, task, &id))
-		d->cgroup = id;
+	if (d->sample_type & PECS_SAMPLE_CGROUP) {
+		if (ev->pid != -1)
+			d->cgroup = ev->cgroup;
+		else if (!ref_host_cgroup_id(host, task, &id))
+			d->cgroup = id;
+	}
 	if ((d->sample_type & PECS_SAMPLE_CODE_PAGE_SIZE) && s->nr_ips)
 		d->code_page_size = ref_host_page_size(host, task, s->ips[0]);
+}
+
+/* What the encoder needs, handed through the ring so the record is built in place. */
+struct encode_ctx {
+	const struct ref_record_desc *d;
+	const struct pecs_sample *s;
+	const struct ref_read_values *rv;
+};
+
+static int encode_in_ring(void *arg, void *out, size_t len)
+{
+	const struct encode_ctx *c = arg;
+	ssize_t n = ref_record_encode_sample(c->d, c->s, c->rv, out, len);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EINVAL;
+}
+
+/* The members' values for PERF_SAMPLE_READ; NULL without it. */
+static int sample_read_values(struct ref_event *ev, struct ref_read_values *rv,
+			      struct ref_read_member **members)
+{
+	int err;
+
+	if (!(ev->attr.sample_type & PECS_SAMPLE_READ))
+		return 0;
+	err = ref_event_read_values(ev, rv, members);
+	if (err)
+		return err;
+	/* perf_output_read() times the values by the sampling event itself, where read(2)
+	 * of a group uses the leader's (measured: a member opened later samples its own,
+	 * shorter, time_enabled). */
+	rv->time_enabled = ev->time_enabled;
+	rv->time_running = ev->time_running;
+	return 0;
 }
 
 static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
@@ -103,44 +163,29 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	struct ref_read_member *members = NULL;
 	struct ref_record_desc d;
 	struct lost_cookie cookie = {ev, s};
+	struct encode_ctx ctx = { &d, s, NULL };
 	uint64_t ring_lost;
 	ssize_t size;
-	void *rec;
 	int err;
 
 	ref_event_record_desc(ev, &d);
 	sample_task_fields(ev, s, &d);
-	if (ev->attr.sample_type & PECS_SAMPLE_READ) {
-		err = ref_event_read_values(ev, &rv, &members);
-		if (err)
-			return err;
-		/* perf_output_read() times the values by the sampling event itself, where
-		 * read(2) of a group uses the leader's (measured: a member opened later
-		 * samples its own, shorter, time_enabled). */
-		rv.time_enabled = ev->time_enabled;
-		rv.time_running = ev->time_running;
-	}
-	size = ref_record_sample_size(&d, s, members ? &rv : NULL);
+	err = sample_read_values(ev, &rv, &members);
+	if (err)
+		return err;
+	if (members)
+		ctx.rv = &rv;
+	size = ref_record_sample_size(&d, s, ctx.rv);
 	if (size < 0) {
 		free(members);
-		return (int)size;
-	}
-	rec = malloc((size_t)size);
-	if (!rec) {
-		free(members);
-		return -ENOMEM;
-	}
-	size = ref_record_encode_sample(&d, s, members ? &rv : NULL, rec, (size_t)size);
-	free(members);
-	if (size < 0) {
-		free(rec);
 		return (int)size;
 	}
 	if (ev->lost_unrecorded)
 		record_profiler_lost(ev, &d, s, (size_t)size);
-	ring_lost = ref_ring_pending_lost(ev->rb->ring);
-	err = ref_ring_write_with(ev->rb->ring, rec, (size_t)size, &cookie);
-	free(rec);
+	/* Only owed drops need the ring's count (a lock) looked at. */
+	ring_lost = ev->lost_unrecorded ? ref_ring_pending_lost(ev->rb->ring) : 0;
+	err = ref_ring_write_encoded(ev->rb->ring, (size_t)size, encode_in_ring, &ctx, &cookie);
+	free(members);
 	/* A LOST record went out ahead of the sample, with the drops in it. */
 	if (!err && ring_lost)
 		ev->lost_unrecorded = 0;

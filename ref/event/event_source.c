@@ -153,7 +153,7 @@ uint64_t ref_event_source_read(struct ref_source *s)
 }
 
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
-			  pid_t tid, int same_process, int for_time)
+			  pid_t tid, pid_t proc_tid, int same_process, int for_time)
 {
 	int task_clock = REF_SRC_THREAD_CLOCK;
 	/* Linux raises these from scheduler code with kernel registers, so an event that
@@ -162,7 +162,7 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 
 	memset(s, 0, sizeof(*s));
 	s->clock = ref_event_thread_clock(tid);
-	s->tid = tid < 0 ? -1 : ref_event_task_proc_id(tid, same_process);
+	s->tid = tid < 0 ? -1 : proc_tid;
 	if (tid >= 0 && !same_process) {
 		/* Linux counts only the named thread; a process clock equals that for a
 		 * single-threaded process, /proc's schedstat is exact for any thread. */

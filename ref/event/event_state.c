@@ -37,9 +37,16 @@ void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
  * enabled too (measured: an enabled member of a disabled leader reads time_enabled 0). */
 void ref_event_sync(struct ref_event *ev)
 {
-	uint64_t t = ref_event_source_read(&ev->tsrc);
-	uint64_t c = ref_event_source_read(&ev->csrc);
+	uint64_t t = ref_event_source_read(&ev->tsrc), c;
 	const struct ref_event *leader = ev->leader ? ev->leader : ev;
+
+	/* task-clock counts what its times measure: one reading serves both (and a
+	 * second clock read per sync is what group enable and close spend most on). */
+	if (ev->csrc.kind == ev->tsrc.kind && ev->csrc.clock == ev->tsrc.clock &&
+	    ev->csrc.tid == ev->tsrc.tid)
+		c = ev->csrc.last = ev->tsrc.last;
+	else
+		c = ref_event_source_read(&ev->csrc);
 
 	if (ev->on && leader->on)
 		ev->time_enabled += t - ev->t_last;
@@ -69,35 +76,51 @@ void ref_event_update_userpage(struct ref_event *ev)
 
 /* Recomputes who runs after a state change in the group and queues profiler hooks for
  * every event whose running state flipped. */
+static void reschedule_one(struct ref_event *leader, struct ref_event *ev, struct ref_defer *d)
+{
+	int run = ev->on && leader->on;
+
+	if (run != ev->running && ev->has_sampler)
+		ref_event_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
+	ev->running = run;
+	ref_event_update_userpage(ev);
+}
+
 static void group_reschedule(struct ref_event *leader, struct ref_defer *d)
 {
-	for (uint32_t i = 0; i <= leader->nr_siblings; i++) {
-		struct ref_event *ev = i ? leader->siblings[i - 1] : leader;
-		int run = ev->on && leader->on;
+	for (uint32_t i = 0; i <= leader->nr_siblings; i++)
+		reschedule_one(leader, i ? leader->siblings[i - 1] : leader, d);
+}
 
-		if (run != ev->running && ev->has_sampler)
-			ref_event_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
-		ev->running = run;
-		ref_event_update_userpage(ev);
+/* Turns ev on or off. A member's state decides only its own times and running state,
+ * so only it is synced and rescheduled; syncing the whole group for each member made
+ * enabling an N-event group read N^2/2 clocks. A leader's decides its whole group's. */
+static void set_on(struct ref_event *ev, int on, struct ref_defer *d)
+{
+	if (ev->leader != ev) {
+		ref_event_sync(ev);
+		ev->on = on;
+		reschedule_one(ev->leader, ev, d);
+		return;
 	}
+	ref_event_sync_group(ev);
+	ev->on = on;
+	group_reschedule(ev, d);
 }
 
 void ref_event_enable(struct ref_event *ev, struct ref_defer *d)
 {
 	if (ev->on)
 		return;
-	ref_event_sync_group(ev->leader);
-	ev->on = 1;
-	group_reschedule(ev->leader, d);
+	ref_event_resolve_task(ev);
+	set_on(ev, 1, d);
 }
 
 void ref_event_disable(struct ref_event *ev, struct ref_defer *d)
 {
 	if (!ev->on)
 		return;
-	ref_event_sync_group(ev->leader);
-	ev->on = 0;
-	group_reschedule(ev->leader, d);
+	set_on(ev, 0, d);
 }
 
 /* Zeroes the count only: time_enabled and time_running carry on (measured). */
@@ -142,6 +165,7 @@ int ref_event_group_add(struct ref_event *leader, struct ref_event *ev)
 		leader->cap_siblings = cap;
 	}
 	leader->siblings[leader->nr_siblings++] = ev;
+	leader->sibling_formats[ev->attr.read_format]++;
 	ev->leader = leader;
 	return 0;
 }
@@ -163,6 +187,7 @@ static void group_detach(struct ref_event *ev, struct ref_defer *d)
 				memmove(&leader->siblings[i], &leader->siblings[i + 1],
 					(leader->nr_siblings - i - 1) * sizeof(*leader->siblings));
 				leader->nr_siblings--;
+				leader->sibling_formats[ev->attr.read_format]--;
 				break;
 			}
 		}
@@ -177,6 +202,7 @@ static void group_detach(struct ref_event *ev, struct ref_defer *d)
 		group_reschedule(s, d);
 	}
 	ev->nr_siblings = 0;
+	memset(ev->sibling_formats, 0, sizeof(ev->sibling_formats));
 }
 
 static void event_release(struct ref_event *ev, struct ref_defer *d)

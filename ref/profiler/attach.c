@@ -13,6 +13,7 @@ struct glue {
 	struct ref_event *ev;
 	enum pecs_stream_format output;
 	bool live;
+	bool in_batch; /* the event's delivery lock is held (session's lock serialises) */
 };
 
 /* perf_swevent_start_hrtimer(): the clock events' timer never runs faster than 10 us,
@@ -31,10 +32,22 @@ static bool counts_cpu_time(const struct ref_event_info *info)
 static int deliver(void *ctx, const struct pecs_sample *s)
 {
 	struct glue *g = ctx;
-	int ret = ref_event_deliver_sample(g->ev, s);
+	int ret = g->in_batch ? ref_event_deliver_batched(g->ev, s)
+			      : ref_event_deliver_sample(g->ev, s);
 
 	/* REF_DELIVER_OFF: the event turned itself off (REFRESH); not a stream error. */
 	return ret < 0 ? ret : 0;
+}
+
+static void batch(void *ctx, int begin)
+{
+	struct glue *g = ctx;
+
+	if (begin)
+		ref_event_deliver_begin(g->ev);
+	else
+		ref_event_deliver_end(g->ev);
+	g->in_batch = begin;
 }
 
 static int lost(void *ctx, uint64_t nr)
@@ -130,7 +143,7 @@ static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
 {
 	struct glue *g = calloc(1, sizeof(*g));
 	struct ref_profiler_session_opts opts = {
-		.size = sizeof(opts), .sink = deliver, .lost = lost,
+		.size = sizeof(opts), .sink = deliver, .lost = lost, .batch = batch,
 	};
 	int ret;
 

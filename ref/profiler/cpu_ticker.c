@@ -16,6 +16,7 @@ static int read_clock(clockid_t clock, uint64_t *ns)
 {
 	struct timespec ts;
 
+	*ns = 0; /* gcc -O2 cannot tell that errno is never 0 on failure */
 	if (clock_gettime(clock, &ts) < 0)
 		return -errno;
 	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -116,7 +116,11 @@ static void drain_locked(struct ref_profiler_session *s)
 			continue;
 		s->cur_cpu = cpu;
 		s->cur_time = time;
+		if (s->opts.batch)
+			s->opts.batch(s->opts.sink_ctx, 1);
 		s->decode_ret = ref_stream_decoder_feed(s->decoder, s->buf, n);
+		if (s->opts.batch)
+			s->opts.batch(s->opts.sink_ctx, 0);
 	}
 	dropped = ref_sampler_dropped(s->profiler);
 	if (dropped > s->lost_reported && s->opts.lost) {

@@ -125,10 +125,15 @@ static int desc_load(const struct ref_record_desc *d, struct ref_record_desc *ou
 {
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	err = pecs_opts_load(out, sizeof(*out), d, REF_RECORD_DESC_SIZE_V1);
-	if (err)
-		return err;
+	/* The engine's own callers build the current version: a plain copy, per sample. */
+	if (d && d->size == sizeof(*out)) {
+		*out = *d;
+	} else {
+		memset(out, 0, sizeof(*out));
+		err = pecs_opts_load(out, sizeof(*out), d, REF_RECORD_DESC_SIZE_V1);
+		if (err)
+			return err;
+	}
 	if (out->sample_type & ~(PECS_SAMPLE_MAX - 1) ||
 	    out->read_format & ~(PECS_FORMAT_MAX - 1))
 		return -EINVAL;
@@ -140,10 +145,14 @@ static int sample_load(const struct pecs_sample *s, struct pecs_sample *out)
 {
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	err = pecs_opts_load(out, sizeof(*out), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
-	if (err)
-		return err;
+	if (s && s->size == sizeof(*out)) {
+		*out = *s;
+	} else {
+		memset(out, 0, sizeof(*out));
+		err = pecs_opts_load(out, sizeof(*out), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
+		if (err)
+			return err;
+	}
 	return out->nr_ips && !out->ips ? -EINVAL : 0;
 }
 
@@ -412,7 +421,7 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 	struct cursor c = { out };
 	uint64_t st;
 	size_t fixed, size;
-	uint32_t keep, i;
+	uint32_t keep;
 	uint16_t misc;
 	int err = sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep);
 
@@ -451,8 +460,8 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 	} else if (st & PECS_SAMPLE_CALLCHAIN) {
 		put_u64(&c, 1 + (uint64_t)keep);
 		put_u64(&c, context_marker(misc));
-		for (i = 0; i < keep; i++)
-			put_u64(&c, s->ips[i]);
+		memcpy(c.p, s->ips, 8 * (size_t)keep);
+		c.p += 8 * (size_t)keep;
 	}
 	put_sample_tail(&c, &dd, st);
 	return (ssize_t)size;

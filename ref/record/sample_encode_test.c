@@ -473,7 +473,7 @@ static void test_live_kernel_record(void **state)
 {
 	struct pecs_attr a;
 	uint64_t id = 0, w[1024], nr, ip;
-	struct pecs_record_header h;
+	struct pecs_record_header h = { 0 };
 	uint8_t rec[8192], mine[8192];
 	size_t k = 1;
 	struct ref_read_member m;

@@ -42,6 +42,7 @@ struct ref_ring {
 	uint32_t wakeup_events, events;
 	_Atomic int poll;
 
+	uint8_t *scratch; /* a wrapping encoded record is built here */
 	ref_ring_lost_fn lost_fn;
 	void *lost_arg;
 	void (*wakeup_fn)(void *arg);
@@ -126,7 +127,10 @@ int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts
 		err = -errno;
 		goto err_close;
 	}
-	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+	/* The kernel allocates a ring's pages at mmap(2); populating them here likewise
+	 * keeps page faults out of the writes. */
+	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       r->memfd, 0);
 	if (r->base == MAP_FAILED) {
 		err = -errno;
 		goto err_close;
@@ -160,6 +164,7 @@ void ref_ring_destroy(struct ref_ring *r)
 	munmap(r->base, r->len);
 	close(r->memfd);
 	pthread_mutex_destroy(&r->lock);
+	free(r->scratch);
 	free(r);
 }
 
@@ -250,12 +255,53 @@ static int record_is_sample(const void *rec)
 	return type == PECS_RECORD_SAMPLE;
 }
 
-static int ring_write_locked(struct ref_ring *r, const void *rec, size_t len,
+/* Where a record's bytes come from: a finished record, or an encoder that writes it
+ * straight into the data area when it lies there in one piece. */
+struct ring_src {
+	const void *rec;
+	ref_ring_encode_fn encode;
+	void *ctx;
+};
+
+/* Puts the record at pos and says whether it is a sample. An encoder writes in place
+ * unless the record wraps (or laps an overwrite ring); then it goes through a buffer
+ * of the largest record's size, made at the first wrap and kept. */
+static int src_copy(struct ref_ring *r, uint64_t pos, const struct ring_src *src, size_t len,
+		    int *sample)
+{
+	size_t off = (size_t)(pos & (r->data_size - 1));
+	int err;
+
+	if (!src->encode) {
+		data_copy(r, pos, src->rec, len);
+		*sample = record_is_sample(src->rec);
+		return 0;
+	}
+	if (len <= r->data_size - off) {
+		err = src->encode(src->ctx, r->data + off, len);
+		*sample = !err && record_is_sample(r->data + off);
+		return err;
+	}
+	if (!r->scratch) {
+		r->scratch = malloc(UINT16_MAX + 1);
+		if (!r->scratch)
+			return -ENOMEM;
+	}
+	err = src->encode(src->ctx, r->scratch, len);
+	if (err)
+		return err;
+	data_copy(r, pos, r->scratch, len);
+	*sample = record_is_sample(r->scratch);
+	return 0;
+}
+
+static int ring_write_locked(struct ref_ring *r, const struct ring_src *src, size_t len,
 			     const void *cookie)
 {
 	uint8_t lost_rec[LOST_RECORD_MAX];
 	size_t lost_len = 0;
-	uint64_t tail, total, pos, fwd_head, old_wakeup = r->wakeup;
+	uint64_t tail, total, pos, head, fwd_head, wakeup = r->wakeup;
+	int err, sample;
 
 	if (r->paused) {
 		if (!r->data_size)
@@ -282,25 +328,28 @@ static int ring_write_locked(struct ref_ring *r, const void *rec, size_t len,
 		}
 	}
 	if (r->backward) {
-		r->head -= total;
-		pos = r->head;
-		fwd_head = -r->head;
+		head = r->head - total;
+		pos = head;
+		fwd_head = -head;
 	} else {
 		pos = r->head;
-		r->head += total;
-		fwd_head = r->head;
+		head = r->head + total;
+		fwd_head = head;
 	}
+	/* An encoder that fails leaves head, and so what a reader sees, as it was. */
+	if (lost_len)
+		data_copy(r, pos, lost_rec, lost_len);
+	err = src_copy(r, pos + lost_len, src, len, &sample);
+	if (err)
+		return err;
+	if (lost_len)
+		r->lost_pending = 0;
+	r->head = head;
 	if (fwd_head - r->wakeup > r->watermark)
 		r->wakeup += r->watermark;
 
-	if (lost_len) {
-		data_copy(r, pos, lost_rec, lost_len);
-		r->lost_pending = 0;
-	}
-	data_copy(r, pos + lost_len, rec, len);
-
 	/* Only samples count towards wakeup_events, as only perf_output_sample() counts. */
-	if (r->wakeup_events && record_is_sample(rec) && ++r->events >= r->wakeup_events) {
+	if (r->wakeup_events && sample && ++r->events >= r->wakeup_events) {
 		r->events -= r->wakeup_events;
 		r->wakeup++;
 	}
@@ -309,7 +358,7 @@ static int ring_write_locked(struct ref_ring *r, const void *rec, size_t len,
 	 * reader's acquire load of data_head. */
 	__atomic_store_n(&r->pg->data_head, r->head, __ATOMIC_RELEASE);
 
-	if (r->wakeup != old_wakeup) {
+	if (r->wakeup != wakeup) {
 		atomic_store(&r->poll, EPOLLIN | EPOLLRDNORM);
 		if (r->wakeup_fn)
 			r->wakeup_fn(r->wakeup_arg);
@@ -319,6 +368,7 @@ static int ring_write_locked(struct ref_ring *r, const void *rec, size_t len,
 
 int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const void *cookie)
 {
+	struct ring_src src = { .rec = rec };
 	uint16_t hsize;
 	int ret;
 
@@ -328,7 +378,22 @@ int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const v
 	if (hsize != len)
 		return -EINVAL;
 	pthread_mutex_lock(&r->lock);
-	ret = ring_write_locked(r, rec, len, cookie);
+	ret = ring_write_locked(r, &src, len, cookie);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int ref_ring_write_encoded(struct ref_ring *r, size_t len, ref_ring_encode_fn encode,
+			   void *ctx, const void *cookie)
+{
+	struct ring_src src = { .encode = encode, .ctx = ctx };
+	int ret;
+
+	if (!r || !encode || len < sizeof(struct pecs_record_header) || len & 7 ||
+	    len > UINT16_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	ret = ring_write_locked(r, &src, len, cookie);
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }

@@ -14,6 +14,7 @@
  *  - ref_ring_create_opts(): size-versioned options (write_backward, wakeup accounting).
  *  - ref_ring_set_lost_fn()/ref_ring_write_with(): the engine encodes the LOST record
  *    (it knows the id and the sample_id_all trailer); the ring decides when it goes out.
+ *  - ref_ring_write_encoded(): the record is encoded in place in the data area.
  *  - ref_ring_write() returns -ENODATA when the ring has no data pages (1-page mapping):
  *    the record is dropped and NOT counted as lost, as on Linux.
  *  - ref_ring_poll()/ref_ring_readable(): EPOLLIN once per wakeup, kernel rules;
@@ -70,6 +71,14 @@ typedef ssize_t (*ref_ring_lost_fn)(void *arg, const void *cookie, uint64_t lost
 				    size_t cap);
 void ref_ring_set_lost_fn(struct ref_ring *r, ref_ring_lost_fn fn, void *arg);
 int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const void *cookie);
+/* As ref_ring_write_with(), but the record of len bytes is written by encode(ctx, out,
+ * len) straight into the data area (into a buffer, then copied, when it would wrap), so
+ * a record is built once, where the reader finds it. encode returns 0 once out holds the
+ * whole record with its header's size equal to len, or a negative errno, which is
+ * returned and leaves the ring unchanged. It runs under the ring's lock. */
+typedef int (*ref_ring_encode_fn)(void *ctx, void *out, size_t len);
+int ref_ring_write_encoded(struct ref_ring *r, size_t len, ref_ring_encode_fn encode,
+			   void *ctx, const void *cookie);
 
 /* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports when one
  * event owns the ring (the kernel counts per event; with SET_OUTPUT the engine keeps its

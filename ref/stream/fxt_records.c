@@ -145,8 +145,8 @@ static int do_kernel_object(struct ref_fxt_reader *r, const uint8_t *rec, size_t
 {
 	uint64_t h = le64(rec);
 	size_t pos = 2;
-	const char *name;
-	size_t name_len;
+	const char *name = NULL;
+	size_t name_len = 0;
 	int ret;
 
 	if (words < 2)

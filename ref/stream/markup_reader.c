@@ -201,14 +201,11 @@ static int do_number(struct ref_markup_reader *r, struct span s)
 /* An element's fields: f[0] is the tag; n counts them, MAX_FIELDS + 1 meaning "more". */
 #define MAX_FIELDS 7
 
-static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
+/* One frame of the block, its fields already checked. */
+static int bt_frame(struct ref_markup_reader *r, uint64_t index, uint64_t addr)
 {
-	uint64_t index, addr;
 	int ret;
 
-	if (n < 3 || n > 4 || !parse_dec(f[1], &index) || !parse_addr(f[2], &addr) ||
-	    (n == 4 && !span_is(f[3], "pc") && !span_is(f[3], "ra")))
-		return fail(r, REF_MARKUP_E_BAD_BT);
 	if (r->state != IN_BLOCK)
 		return fail(r, REF_MARKUP_E_BT_OUTSIDE_BLOCK);
 	/* A new frame 0 under the same ids starts another sample of that thread. */
@@ -223,6 +220,87 @@ static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
 		return fail(r, REF_MARKUP_E_TOO_MANY_FRAMES);
 	r->ips[r->nr++] = addr;
 	return 0;
+}
+
+static int do_bt(struct ref_markup_reader *r, const struct span *f, size_t n)
+{
+	uint64_t index, addr;
+
+	if (n < 3 || n > 4 || !parse_dec(f[1], &index) || !parse_addr(f[2], &addr) ||
+	    (n == 4 && !span_is(f[3], "pc") && !span_is(f[3], "ra")))
+		return fail(r, REF_MARKUP_E_BAD_BT);
+	return bt_frame(r, index, addr);
+}
+
+#define BYTES(b) (0x0101010101010101ull * (b))
+
+/* Per byte of x (each below 0x80): 0x80 where the byte is >= n, else 0. */
+static uint64_t bytes_ge(uint64_t x, unsigned n)
+{
+	return ((x | BYTES(0x80)) - BYTES(n)) & BYTES(0x80);
+}
+
+/* Eight hex digits at p as one number, checked and converted a word at a time (the
+ * byte loop was most of a bt line's cost). 0 when any of the 8 is not a hex digit. */
+static int hex8(const char *p, uint64_t *out)
+{
+	uint64_t v, digit, alpha, nib, t;
+
+	memcpy(&v, p, 8);
+	if (v & BYTES(0x80))
+		return 0;
+	digit = bytes_ge(v, '0') & ~bytes_ge(v, '9' + 1);
+	/* v | 0x20 is in 'a'..'f' only for 'A'..'F' and 'a'..'f'. */
+	alpha = bytes_ge(v | BYTES(0x20), 'a') & ~bytes_ge(v | BYTES(0x20), 'f' + 1);
+	if ((digit | alpha) != BYTES(0x80))
+		return 0;
+	/* '0'..'9' end in their value; 'a'/'A'..'f'/'F' in 1..6, 9 short of theirs. */
+	nib = (v & BYTES(0x0f)) + (alpha >> 7) * 9;
+	/* The first character is the lowest byte and the most significant digit. */
+	t = ((nib & 0x0f000f000f000f00ull) >> 8) | ((nib & 0x000f000f000f000full) << 4);
+	t = ((t & 0x000000ff000000ffull) << 8) | ((t & 0x00ff000000ff0000ull) >> 16);
+	*out = (t & 0xffff) << 16 | ((t >> 32) & 0xffff);
+	return 1;
+}
+
+/* The common line, "{{{bt:N:0xADDR}}}" or with ":pc" or ":ra", read in one pass with no
+ * field splitting. 1 when p[0, n) is exactly that shape and *index, *addr hold it; 0
+ * for anything else, which the general path then judges (so every verdict stays its). */
+static int bt_fast(const char *p, size_t n, uint64_t *index, uint64_t *addr)
+{
+	const char *q = p + 6, *end = p + n;
+	uint64_t x = 0;
+	int d, digits = 0;
+
+	if (n < 14 || memcmp(p, "{{{bt:", 6) != 0)
+		return 0;
+	/* Up to 9 decimal digits cannot overflow; longer ones take the general path. */
+	while (q < end && *q >= '0' && *q <= '9' && digits < 9) {
+		x = x * 10 + (uint64_t)(*q++ - '0');
+		digits++;
+	}
+	if (!digits || end - q < 7 || q[0] != ':' || q[1] != '0' || (q[2] != 'x' && q[2] != 'X'))
+		return 0;
+	*index = x;
+	q += 3;
+	x = 0;
+	digits = 0;
+	if (end - q >= 8 && hex8(q, &x)) {
+		q += 8;
+		digits = 8;
+	}
+	while (q < end && (d = hexval(*q)) >= 0 && digits < 16) {
+		x = x << 4 | (unsigned)d;
+		q++;
+		digits++;
+	}
+	if (!digits)
+		return 0;
+	*addr = x;
+	if (end - q == 6 && q[0] == ':' &&
+	    ((q[1] == 'p' && q[2] == 'c') || (q[1] == 'r' && q[2] == 'a')))
+		q += 3;
+	return end - q == 3 && q[0] == '}' && q[1] == '}' && q[2] == '}';
 }
 
 static bool is_hex_bytes(struct span s)
@@ -335,6 +413,7 @@ static int do_element(struct ref_markup_reader *r, const char *p, size_t len)
 
 static int do_line(struct ref_markup_reader *r, const char *p, size_t n)
 {
+	uint64_t index, addr;
 	int ret;
 
 	if (n && p[n - 1] == '\r')
@@ -349,6 +428,8 @@ static int do_line(struct ref_markup_reader *r, const char *p, size_t n)
 		ret = 0;
 	else if (*p >= '0' && *p <= '9')
 		ret = do_number(r, (struct span){ p, n });
+	else if (bt_fast(p, n, &index, &addr))
+		ret = bt_frame(r, index, addr);
 	else if (n >= 3 && p[0] == '{' && p[1] == '{' && p[2] == '{')
 		ret = do_element(r, p, n);
 	else

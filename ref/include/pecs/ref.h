@@ -143,6 +143,12 @@ int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
  * (sample dropped), or a negative errno. */
 #define REF_DELIVER_OFF 1
 int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s);
+/* A batch of samples under one taking of the engine lock: between begin and end the
+ * caller delivers with ref_event_deliver_batched() only (same rules and returns as
+ * ref_event_deliver_sample()) and makes no other engine call. */
+void ref_event_deliver_begin(struct ref_event *ev);
+int ref_event_deliver_batched(struct ref_event *ev, const struct pecs_sample *s);
+void ref_event_deliver_end(struct ref_event *ev);
 
 /* nr samples the profiler took but could not keep (its own buffer was full): lost, as
  * perf_output_begin() counts a sample that finds no room. They add to the event's LOST

@@ -34,6 +34,10 @@ struct ref_profiler_session_opts {
 	const struct pecs_koid_map_entry *koids;
 	size_t nr_koids;
 	unsigned poll_us; /* collector thread's sleep between drains; 0: 1000 */
+	/* Optional: called with 1 before and 0 after each chunk the decoder turns into
+	 * samples, so the sink can take its locks once per chunk, not once per sample.
+	 * Samples may also reach the sink outside a batch (at the stream's end). */
+	void (*batch)(void *ctx, int begin);
 };
 
 /* What ENABLE knows: the event's period (ns for the clock events), its call-graph
