@@ -6,6 +6,7 @@ runs the ref suite on each, as root and as uid 65534 with no capabilities.
   python3 tools/mutate/mutate.py run --count 200 --seed 1      # measure (docs/mutation.md)
   python3 tools/mutate/mutate.py list --count 200 --seed 1     # the mutants, nothing run
   python3 tools/mutate/mutate.py report                        # print the last results
+  python3 tools/mutate/mutate.py recheck                       # rerun the survivors now
 
 A mutant is killed when a run fails (a failing case, a crash) or hangs (the per-mutant
 timeout; reported as "hang"); it survives when both runs pass. Each survivor is run once
@@ -175,6 +176,10 @@ def print_report(results: List[Dict[str, object]], judgements: Dict[str, Tuple[s
             comp, counted + c.get("stillborn", 0), c.get("killed", 0), c.get("hang", 0),
             c.get("survived", 0), c.get("unstable", 0), c.get("stillborn", 0),
             "%.0f%%" % (100.0 * dead / counted) if counted else "-"))
+    stale = [r for r in results if r["status"] == "stale"]
+    if stale:
+        out.write("%d stale (line changed since the run, not counted): %s\n" % (
+            len(stale), "; ".join(str(r["describe"]) for r in stale)))
     survivors = [r for r in results if r["status"] in ("survived", "unstable")]
     verdicts: Dict[str, int] = {}
     for r in survivors:
@@ -244,6 +249,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recheck(args: argparse.Namespace) -> int:
+    """Runs the survivors of the last run again on the tree as it is now (after new
+    cases): each is killed, survives, or is stale (its line changed)."""
+    log = os.path.join(args.work, "results.jsonl")
+    with open(log, encoding="utf-8") as f:
+        results = [json.loads(line) for line in f]
+    sc = Scratch(args.work, args.jobs)
+    sc.sync()
+    if not sc.build():
+        print("mutate: the unmutated tree does not build", file=sys.stderr)
+        return 2
+    for r in results:
+        if r["status"] not in ("survived", "unstable"):
+            continue
+        m = mt.Mutant(str(r["path"]), int(r["line"]), str(r["kind"]), 0, "", "")
+        found = [x for x in mt.sites(m.path, open(os.path.join(ROOT, m.path),
+                                                   encoding="utf-8").read())
+                 if x.ident == r["ident"]]
+        if not found:
+            r.update(status="stale", detail="the mutated line is gone or changed")
+        else:
+            again = try_mutant(sc, found[0], args.timeout)
+            r.update(status=again["status"], detail=again["detail"], line=found[0].line,
+                     describe=found[0].describe(), rechecked=True)
+        print("recheck %-9s %s" % (r["status"], r["describe"]), flush=True)
+    sc.build()
+    sc.shutdown()
+    with open(log, "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(json.dumps(r) + "\n")
+    print_report(results, load_judgements())
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for m in mt.sample(ref_sources(ROOT), args.count, args.seed):
         print(m.describe())
@@ -261,7 +300,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["run", "list", "report"])
+    ap.add_argument("command", choices=["run", "list", "report", "recheck"])
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=300,
@@ -275,7 +314,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "run" and shutil.which("rsync") is None:
         print("mutate: rsync is needed for the scratch copy", file=sys.stderr)
         return 2
-    return {"run": cmd_run, "list": cmd_list, "report": cmd_report}[args.command](args)
+    return {"run": cmd_run, "list": cmd_list, "report": cmd_report,
+            "recheck": cmd_recheck}[args.command](args)
 
 
 if __name__ == "__main__":
