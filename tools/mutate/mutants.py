@@ -52,12 +52,24 @@ class Mutant:
 
     @property
     def ident(self) -> str:
-        """Stable while the line's text is unchanged (line numbers may move)."""
-        return "%s:%s:%d:%s" % (self.path, self.kind, self.col, self.mutated.strip())
+        """This mutant in this tree (a run's results are keyed by it)."""
+        return "%s:%d:%s:%d:%s" % (self.path, self.line, self.kind, self.col,
+                                   self.mutated.strip())
+
+    @property
+    def judge_key(self) -> str:
+        """What a judgement names: the change without its line number, so it holds while
+        the line moves (identical lines of one file share it)."""
+        return judge_key(self.describe())
 
     def describe(self) -> str:
         return "%s:%d %s: `%s` -> `%s`" % (self.path, self.line, self.kind,
                                           self.original.strip(), self.mutated.strip())
+
+
+def judge_key(describe: str) -> str:
+    """`path:line kind: ...` -> `path kind: ...`."""
+    return re.sub(r"^(\S+?):\d+ ", r"\1 ", describe, count=1)
 
 
 def mask_code(text: str) -> List[str]:

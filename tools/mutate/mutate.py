@@ -54,7 +54,8 @@ def ref_sources(root: str) -> Dict[str, str]:
 
 
 def load_judgements(path: str = JUDGEMENTS) -> Dict[str, Tuple[str, str]]:
-    """{mutant ident: (verdict, why)} from lines `ident | verdict | why`."""
+    """{judge key: (verdict, why)} from lines `key | verdict | why`, the key being the
+    survivor as the report prints it without its line number (mutants.judge_key)."""
     out: Dict[str, Tuple[str, str]] = {}
     if not os.path.exists(path):
         return out
@@ -183,7 +184,7 @@ def print_report(results: List[Dict[str, object]], judgements: Dict[str, Tuple[s
     survivors = [r for r in results if r["status"] in ("survived", "unstable")]
     verdicts: Dict[str, int] = {}
     for r in survivors:
-        v, why = judgements.get(str(r["ident"]), ("unjudged", ""))
+        v, why = judgements.get(mt.judge_key(str(r["describe"])), ("unjudged", ""))
         verdicts[v] = verdicts.get(v, 0) + 1
         out.write("survivor %s%s\n  %s: %s\n" % (r["describe"],
                                                 " (unstable)" if r["status"] == "unstable"
@@ -263,10 +264,14 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     for r in results:
         if r["status"] not in ("survived", "unstable"):
             continue
+        if args.only and not any(o in str(r["describe"]) for o in args.only):
+            continue
         m = mt.Mutant(str(r["path"]), int(r["line"]), str(r["kind"]), 0, "", "")
-        found = [x for x in mt.sites(m.path, open(os.path.join(ROOT, m.path),
-                                                   encoding="utf-8").read())
-                 if x.ident == r["ident"]]
+        with open(os.path.join(ROOT, m.path), encoding="utf-8") as f:
+            text = f.read()
+        # The same change, wherever the line is now.
+        found = [x for x in mt.sites(m.path, text)
+                 if x.judge_key == mt.judge_key(str(r["describe"]))]
         if not found:
             r.update(status="stale", detail="the mutated line is gone or changed")
         else:
@@ -308,6 +313,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--work", default="/tmp/pecs-mutate",
                     help="the scratch tree, its output base and results.jsonl")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", action="append", default=[],
+                    help="recheck: only the survivors whose description contains this "
+                         "(repeatable), e.g. ref/event/event_rb.c:256")
     ap.add_argument("--resume", action="store_true",
                     help="keep the results of mutants already run in --work")
     args = ap.parse_args(argv)
