@@ -275,9 +275,11 @@ def cmd_recheck(args: argparse.Namespace) -> int:
         if not found:
             r.update(status="stale", detail="the mutated line is gone or changed")
         else:
-            again = try_mutant(sc, found[0], args.timeout)
-            r.update(status=again["status"], detail=again["detail"], line=found[0].line,
-                     describe=found[0].describe(), rechecked=True)
+            # Identical lines of one file share the key: the one nearest the old line.
+            m = min(found, key=lambda x: abs(x.line - int(r["line"])))
+            again = try_mutant(sc, m, args.timeout)
+            r.update(status=again["status"], detail=again["detail"], line=m.line,
+                     describe=m.describe(), rechecked=True)
         print("recheck %-9s %s" % (r["status"], r["describe"]), flush=True)
     sc.build()
     sc.shutdown()
