@@ -143,7 +143,7 @@ static int ref_set_profiler(void *ctx, int fd, const struct pecs_profiler_stream
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "policy", "pid.other",
-	"engine.inject", "sampling", "profiler.replay", NULL,
+	"engine.inject", "sampling", "profiler.replay", "profiler.drops", NULL,
 };
 
 static const struct pecs_impl ref_impl = {

@@ -1,6 +1,8 @@
 """The implementations the harness can run, named on the command line by a spec:
 
   ref                         the reference engine (bazel-bin/conformance/pecs-ref)
+  ref-unprivileged            the reference engine as uid 65534 with no capabilities: it
+                              reads its policy from the host as the kernel does (root only)
   syscall                     this kernel, as the calling user (the static runner if built)
   syscall-unprivileged        this kernel as uid 65534 with no capabilities (setpriv; root only)
   starnix_snapshot            the divergent example plugin (examples/starnix_snapshot)
@@ -11,8 +13,8 @@
                               system); several files are shards of one run
 
 Each gets a label (the column in the report) and, by default, the expectations file
-conformance/expectations/<label>.txt when it exists (syscall-unprivileged uses syscall.txt,
-whose [unprivileged] conditions select its lines).
+conformance/expectations/<label>.txt when it exists (syscall-unprivileged uses syscall.txt
+and ref-unprivileged ref.txt, whose [unprivileged] conditions select their lines).
 """
 import glob
 import os
@@ -95,9 +97,12 @@ def _plugin_label(path: str) -> str:
 
 def parse(spec: str, loc: Locator) -> Impl:
     kind, colon, arg = spec.partition(":")
-    if kind == "ref" and not colon:
-        return Impl("ref", "ref", [loc.runner("ref", "conformance/pecs-ref")],
-                    source="reference engine")
+    if kind in ("ref", "ref-unprivileged") and not colon:
+        unpriv = kind == "ref-unprivileged"
+        return Impl(kind, kind, [loc.runner("ref", "conformance/pecs-ref")],
+                    unprivileged=unpriv,
+                    source="reference engine" + (" as uid 65534, no capabilities" if unpriv
+                                                 else ""))
     if kind in ("syscall", "syscall-unprivileged") and not colon:
         binary = loc.runner("syscall", "conformance/pecs-syscall-static", "conformance/pecs-syscall")
         unpriv = kind == "syscall-unprivileged"
@@ -138,7 +143,7 @@ def parse(spec: str, loc: Locator) -> Impl:
 
 
 def default_expectations(root: str, label: str) -> str | None:
-    name = "syscall" if label == "syscall-unprivileged" else label
+    name = {"syscall-unprivileged": "syscall", "ref-unprivileged": "ref"}.get(label, label)
     path = os.path.join(root, "conformance", "expectations", name + ".txt")
     if not os.path.isfile(path):
         return None

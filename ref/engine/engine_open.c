@@ -46,8 +46,9 @@ static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid
 		return err;
 	/* 6.12's source also asks this for CALLCHAIN without exclude_callchain_kernel;
 	 * measured on 6.18, an exclude_kernel event with such a callchain opens
-	 * unprivileged at paranoid 2 (its kernel callchain is implied excluded). */
-	if (!(a->flags & PECS_ATTR_EXCLUDE_KERNEL) || (a->flags & PECS_ATTR_TEXT_POKE)) {
+	 * unprivileged at paranoid 2 (its kernel callchain is implied excluded), and so
+	 * does one with text_poke. */
+	if (!(a->flags & PECS_ATTR_EXCLUDE_KERNEL)) {
 		err = ref_policy_allow_kernel(pol);
 		if (err)
 			return err;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +44,8 @@ int ref_event_task_find(pid_t pid, pid_t *tid, int *same_process)
 	*same_process = in_my_group(pid);
 	if (*same_process)
 		return 0;
-	if (kill(pid, 0) == 0 || errno == EPERM)
+	/* A zombie still answers kill(); find_get_context refuses it (PF_EXITING). */
+	if ((kill(pid, 0) == 0 || errno == EPERM) && !ref_event_task_exited(pid, 0))
 		return 0;
 	return -ESRCH;
 }
@@ -106,21 +108,17 @@ pid_t ref_event_task_proc_id(pid_t tid, int same_process)
 	return same_process ? own_thread_proc_id(tid) : -1;
 }
 
-int ref_event_task_exited(pid_t tid, int same_process)
+/* 1 when /proc shows the task as a zombie (or gone), 0 when alive, -1 when /proc cannot
+ * name it (another pid namespace). */
+static int proc_says_exited(pid_t tid)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
 	size_t n;
-	pid_t pid;
+	pid_t pid = ref_event_task_proc_id(tid, 0);
 
-	if (same_process)
-		return !in_my_group(tid);
-	if (kill(tid, 0) && errno == ESRCH)
-		return 1;
-	/* A zombie still answers kill(): its events went at exit. */
-	pid = ref_event_task_proc_id(tid, 0);
 	if (pid < 0)
-		return 0;
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -130,4 +128,25 @@ int ref_event_task_exited(pid_t tid, int same_process)
 	buf[n] = 0;
 	p = strrchr(buf, ')');
 	return p && p[1] && (p[2] == 'Z' || p[2] == 'X');
+}
+
+int ref_event_task_exited(pid_t tid, int same_process)
+{
+	siginfo_t info;
+	int r;
+
+	if (same_process)
+		return !in_my_group(tid);
+	if (kill(tid, 0) && errno == ESRCH)
+		return 1;
+	/* A zombie still answers kill(): its events went at exit. */
+	r = proc_says_exited(tid);
+	if (r >= 0)
+		return r;
+	/* Without our /proc, only our own children can be seen dead: WNOWAIT leaves a
+	 * zombie child for its parent to reap. */
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_PID, (id_t)tid, &info, WEXITED | WNOHANG | WNOWAIT) == 0)
+		return info.si_pid == tid;
+	return 0;
 }

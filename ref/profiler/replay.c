@@ -13,6 +13,7 @@ struct replay {
 	enum pecs_stream_format format;
 	struct pecs_koid_map_entry *koids;
 	size_t nr_koids;
+	size_t buffer_samples;
 };
 
 static int replay_start(struct ref_profiler *p, size_t buffer_bytes)
@@ -106,6 +107,7 @@ int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profile
 	r->chunk = stream->chunk;
 	r->format = stream->format;
 	r->nr_koids = stream->nr_koids;
+	r->buffer_samples = stream->buffer_samples;
 	*out = p;
 	return 0;
 }
@@ -126,4 +128,11 @@ const struct pecs_koid_map_entry *ref_replay_koids(const struct ref_profiler *p,
 		return NULL;
 	*nr = r->nr_koids;
 	return r->nr_koids ? r->koids : NULL;
+}
+
+size_t ref_replay_buffer_samples(const struct ref_profiler *p)
+{
+	if (p->ops != &replay_ops)
+		return 0;
+	return ((const struct replay *)p->impl)->buffer_samples;
 }

@@ -242,6 +242,62 @@ static void test_session_stats_and_reenable(void **state)
 	ref_profiler_session_free(s);
 }
 
+/* The sink and the lost callback share one context: the samples come first. */
+struct dropping {
+	struct collected c;
+	uint64_t lost;
+};
+
+static int count_lost(void *ctx, uint64_t nr)
+{
+	((struct dropping *)ctx)->lost += nr;
+	return 0;
+}
+
+/* buffer_samples: each enable keeps that many samples of the stream, the rest are
+ * dropped on a full buffer, through the lost callback and Stop's dropped_buffer_full,
+ * whether the samples are read at a poll or at disable. */
+static void test_buffer_samples_drop(void **state)
+{
+	static struct dropping k;
+	uint8_t b[512];
+	size_t n = 0;
+	struct ref_fxt_who who = { 0, 42, 43 };
+	struct pecs_profiler_stream st = { .size = sizeof(st), .format = PECS_STREAM_FXT,
+					   .data = b, .chunk = 24, .buffer_samples = 3 };
+	struct ref_profiler_session_opts opts = { .size = sizeof(opts), .sink = keep,
+						  .sink_ctx = &k.c, .lost = count_lost };
+	struct ref_profiler_enable en = { .size = sizeof(en), .period_ns = 1000000,
+					  .kind = REF_PROFILER_TASK_THREAD, .pid = 1, .tid = 1 };
+	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session *s;
+	struct ref_profiler *p;
+
+	(void)state;
+	n += ref_fxt_write_magic(b + n, sizeof(b) - n);
+	for (uint64_t i = 0; i < 5; i++) {
+		uint64_t ip = 0x1000 + i;
+
+		n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &who, 1000 * (i + 1), &ip, 1);
+	}
+	st.len = n;
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(ref_profiler_new_replay(&p, &st), 0);
+	assert_int_equal(ref_profiler_session_new(&s, p, &opts), 0);
+	for (int round = 1; round <= 2; round++) {
+		assert_int_equal(ref_profiler_session_enable(s, &en), 0);
+		if (round == 2)
+			assert_int_equal(ref_profiler_session_poll(s), 0);
+		assert_int_equal(ref_profiler_session_disable(s, &res), 0);
+		assert_int_equal(k.c.n, (size_t)(3 * round));
+		assert_true(k.c.s[3 * round - 1].ips[0] == 0x1002); /* the first three */
+		assert_int_equal(k.lost, (uint64_t)(2 * round));
+		assert_int_equal(res.profiler.dropped_buffer_full, 2);
+		assert_int_equal(res.profiler.samples_collected, 5);
+	}
+	ref_profiler_session_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_replay_chunks),
 		cmocka_unit_test(test_sessions_over_vectors),
 		cmocka_unit_test(test_session_stats_and_reenable),
+		cmocka_unit_test(test_buffer_samples_drop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,9 @@ struct ref_profiler_session {
 	struct ref_stream_decoder *decoder;
 	int decode_ret;
 	uint64_t lost_reported;
+	/* A replay's bounded buffer (buffer_samples): samples kept and dropped this enable. */
+	size_t capacity;
+	uint64_t kept, dropped_full;
 	/* The sample being decoded: what the profiler said about it. */
 	uint32_t cur_cpu;
 	uint64_t cur_time;
@@ -46,6 +49,13 @@ static int forward(void *ctx, const struct pecs_sample *in)
 	struct ref_profiler_session *s = ctx;
 	struct pecs_sample out = *in;
 
+	/* The replay wrote its whole stream at start: what its buffer could not hold was
+	 * dropped then, whenever it is read. */
+	if (s->capacity && s->kept >= s->capacity) {
+		s->dropped_full++;
+		return 0;
+	}
+	s->kept++;
 	out.cpu = s->cur_cpu;
 	if (!out.time)
 		out.time = s->cur_time;
@@ -97,11 +107,20 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	return 0;
 }
 
+/* Hands the drops not yet reported to the engine (its LOST). Caller holds the lock. */
+static void report_lost_locked(struct ref_profiler_session *s)
+{
+	uint64_t dropped = ref_sampler_dropped(s->profiler) + s->dropped_full;
+
+	if (dropped > s->lost_reported && s->opts.lost) {
+		s->opts.lost(s->opts.sink_ctx, dropped - s->lost_reported);
+		s->lost_reported = dropped;
+	}
+}
+
 /* Reads everything available now into the decoder. Caller holds the lock. */
 static void drain_locked(struct ref_profiler_session *s)
 {
-	uint64_t dropped;
-
 	for (;;) {
 		uint32_t cpu;
 		uint64_t time;
@@ -122,11 +141,7 @@ static void drain_locked(struct ref_profiler_session *s)
 		if (s->opts.batch)
 			s->opts.batch(s->opts.sink_ctx, 0);
 	}
-	dropped = ref_sampler_dropped(s->profiler);
-	if (dropped > s->lost_reported && s->opts.lost) {
-		s->opts.lost(s->opts.sink_ctx, dropped - s->lost_reported);
-		s->lost_reported = dropped;
-	}
+	report_lost_locked(s);
 }
 
 static void *collector(void *arg)
@@ -182,6 +197,8 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	}
 	s->decode_ret = 0;
 	s->lost_reported = 0;
+	s->capacity = live ? 0 : ref_replay_buffer_samples(s->profiler);
+	s->kept = s->dropped_full = 0;
 	ret = ref_profiler_start(s->profiler, &start);
 	if (ret) {
 		ref_stream_decoder_free(s->decoder);
@@ -273,12 +290,14 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 	drain_locked(s); /* stopped: reads until the stream's end */
 	if (!s->decode_ret)
 		s->decode_ret = ref_stream_decoder_finish(s->decoder);
+	report_lost_locked(s); /* the end of the stream may have held the last sample */
 
 	r.stream.size = sizeof(r.stream);
 	ref_stream_decoder_stats(s->decoder, &r.stream);
 	ref_stream_decoder_error(s->decoder, &r.error);
 	r.format = ref_stream_decoder_format(s->decoder);
 	r.profiler.missing_process_mappings = r.stream.dropped_unmapped;
+	r.profiler.dropped_buffer_full += s->dropped_full;
 	if (r.profiler.samples_collected == 0) /* a script: count what it contained */
 		r.profiler.samples_collected = r.stream.samples + r.stream.dropped_unmapped;
 	ref_stream_decoder_free(s->decoder);

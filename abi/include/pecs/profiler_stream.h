@@ -29,6 +29,11 @@ struct pecs_profiler_stream {
 	size_t chunk;          /* serve at most this many bytes per read; 0 = all at once */
 	const struct pecs_koid_map_entry *koids;
 	size_t nr_koids;
+	/* The profiler's sample buffer holds this many samples; 0 = unbounded. A replay
+	 * writes its whole stream when the event is enabled, so every sample past the
+	 * first buffer_samples is dropped on a full buffer, as a real profiler drops what
+	 * its full buffer cannot take: the event's LOST (feature profiler.drops). */
+	size_t buffer_samples;
 };
 
 #endif /* PECS_PROFILER_STREAM_H */

@@ -15,5 +15,7 @@ int ref_profiler_new_replay(struct ref_profiler **out, const struct pecs_profile
 /* The stream's declared format and koid map (valid while the profiler lives). */
 enum pecs_stream_format ref_replay_format(const struct ref_profiler *p);
 const struct pecs_koid_map_entry *ref_replay_koids(const struct ref_profiler *p, size_t *nr);
+/* The stream's buffer_samples: how many of its samples one enable keeps (0: all). */
+size_t ref_replay_buffer_samples(const struct ref_profiler *p);
 
 #endif /* PECS_PROFILER_REPLAY_H */

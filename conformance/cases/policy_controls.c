@@ -1,0 +1,68 @@
+/* Positive controls of the permission rules: what a caller may do that a refusal case
+ * beside it might wrongly extend to (a privilege asked for too widely, or held but not
+ * honoured). */
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pecs/case.h"
+
+/* text_poke records kernel text changes, yet perf_event_open asks for kernel access
+ * only by exclude_kernel (and a few sample types): an exclude_kernel event with
+ * text_poke opens for anyone paranoid 2 lets open at all. */
+PECS_CASE("Required.Open.Policy.TextPokeExcludeKernelOpens", "", "OPEN-TEXT-POKE-NO-PRIV")
+{
+	struct pecs_attr attr;
+
+	pecs_attr_counting(t, &attr, PECS_SW_DUMMY);
+	attr.flags |= PECS_ATTR_TEXT_POKE;
+	PECS_CHECK_OK(t, pecs_open(t, &attr, 0, -1, -1, 0), "text_poke with exclude_kernel");
+}
+
+/* 1 when this process holds CAP_IPC_LOCK in its effective set. */
+static int have_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0;
+	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
+}
+
+/* The control of Mmap.Mlock.BeyondLimitsEperm: with CAP_IPC_LOCK the ring that the
+ * limits refuse to others maps. */
+PECS_CASE("Required.Mmap.Mlock.IpcLockMapsBeyondLimits", "mmap,policy", "MMAP-MLOCK-IPC-LOCK")
+{
+	const struct pecs_host_facts *h = pecs_host(t);
+	uint64_t allowed, data_pages = 1;
+	struct pecs_attr attr;
+	struct rlimit rl;
+	void *m;
+	int fd;
+
+	/* The implementation's policy is this process's credentials (the kernel, ref). */
+	if (!h->privileged || !have_ipc_lock())
+		PECS_ENV_SKIP(t, "needs a privileged caller with CAP_IPC_LOCK (root)");
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
+	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
+		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
+			    h->page_size);
+	allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
+		  rl.rlim_cur / (uint64_t)h->page_size;
+	while (data_pages + 1 <= allowed)
+		data_pages *= 2;
+	if (data_pages > (1ull << 16))
+		PECS_ENV_SKIP(t, "the limits allow %llu pages: a ring past them is too large to "
+			      "map here", (unsigned long long)allowed);
+	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
+	fd = pecs_open(t, &attr, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_mmap(t, fd, (size_t)(data_pages + 1) * (size_t)h->page_size,
+				   PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),
+		      "a ring of %llu data pages (limits: %llu pages)",
+		      (unsigned long long)data_pages, (unsigned long long)allowed);
+}

@@ -1,0 +1,91 @@
+"""The mutant generator of tools/mutate on a small fixture (testdata/fixture_c.txt)."""
+from __future__ import annotations
+
+import os
+import unittest
+
+# This file's folder is the first on sys.path, here and under Bazel.
+import mutants as mt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fixture() -> str:
+    with open(os.path.join(HERE, "testdata", "fixture_c.txt"), encoding="utf-8") as f:
+        return f.read()
+
+
+class Sites(unittest.TestCase):
+    def setUp(self) -> None:
+        self.all = mt.sites("ref/x/fixture.c", fixture())
+
+    def at(self, line: int, kind: str) -> list[str]:
+        return [m.mutated.strip() for m in self.all if m.line == line and m.kind == kind]
+
+    def test_nothing_in_comments_strings_or_preprocessor(self) -> None:
+        self.assertEqual({m.line for m in self.all if m.line in (1, 2, 4, 7)}, set())
+
+    def test_comparisons_flip_and_move_off_by_one(self) -> None:
+        got = self.at(11, "cmp")
+        self.assertIn("if (n >= 0 || n >= LIMIT) return -EINVAL;", got)
+        self.assertIn("if (n < 0 || n < LIMIT) return -EINVAL;", got)
+        self.assertIn("if (n < 0 || n > LIMIT) return -EINVAL;", got)
+
+    def test_shifts_and_arrows_are_not_comparisons(self) -> None:
+        got = self.at(12, "cmp")
+        # only `>` (after the shift) and `!=`; never the `<<`, `>>` or `->`
+        self.assertEqual(sorted(got), sorted([
+            "if (t->flags << 2 <= n && t->x >> 1 != 0)",
+            "if (t->flags << 2 > n && t->x >> 1 == 0)",
+        ]))
+        self.assertEqual(self.at(14, "cmp"), [])
+
+    def test_logic_swaps(self) -> None:
+        self.assertEqual(self.at(11, "logic"), ["if (n < 0 && n >= LIMIT) return -EINVAL;"])
+
+    def test_guards(self) -> None:
+        self.assertEqual(self.at(11, "guard"), [""])
+        self.assertEqual(self.at(10, "guard"), [";"])
+        self.assertEqual(self.at(13, "guard"), [";"])
+
+    def test_errno_swap(self) -> None:
+        self.assertEqual(self.at(10, "errno"), ["return -EINVAL;"])
+        self.assertEqual(self.at(13, "errno"), ["return -EPERM;"])
+
+    def test_literals_move_by_one_but_not_in_char_constants(self) -> None:
+        got = self.at(15, "literal")
+        # s[0], 3 and 0; the 'x' stays
+        self.assertEqual(len(got), 3)
+        self.assertIn("return s[1] == 'x' ? 3 : 0;", got)
+        self.assertIn("return s[0] == 'x' ? 3 : 1;", got)
+        self.assertTrue(all("'x'" in g for g in got))
+
+
+class Sample(unittest.TestCase):
+    def files(self) -> dict[str, str]:
+        text = fixture()
+        return {"ref/a/one.c": text, "ref/b/two.c": text + text, "ref/c/three.c": text}
+
+    def test_deterministic_by_seed(self) -> None:
+        a = [m.ident for m in mt.sample(self.files(), 8, seed=3)]
+        b = [m.ident for m in mt.sample(self.files(), 8, seed=3)]
+        c = [m.ident for m in mt.sample(self.files(), 8, seed=4)]
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+
+    def test_spread_by_size_over_every_component(self) -> None:
+        got = mt.sample(self.files(), 8, seed=1)
+        per = {}
+        for m in got:
+            per[mt.component(m.path)] = per.get(mt.component(m.path), 0) + 1
+        self.assertEqual(len(got), 8)
+        self.assertEqual(set(per), {"a", "b", "c"})
+        self.assertGreater(per["b"], per["a"])
+
+    def test_one_mutant_per_line(self) -> None:
+        got = mt.sample(self.files(), 30, seed=1)
+        self.assertEqual(len({(m.path, m.line) for m in got}), len(got))
+
+
+if __name__ == "__main__":
+    unittest.main()
