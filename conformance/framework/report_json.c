@@ -49,13 +49,33 @@ static void json_list(FILE *f, const char *csv)
 	fputc(']', f);
 }
 
+/* What each entry point answered over the run, so the harness can find the root cause of
+ * shards merged. */
+static void json_calls(FILE *f, const struct pecs_call_tally *calls)
+{
+	fprintf(f, ",\n  \"calls\": {");
+	for (int i = 0; calls && i < PECS_ENTRY_COUNT; i++) {
+		const struct pecs_call_tally *t = &calls[i];
+		fprintf(f, "%s\"%s\": {\"calls\": %u, \"ok\": %u, \"cases\": %u, \"errno\": ",
+			i ? ", " : "", pecs_entry_name(i), t->calls, t->ok, t->cases);
+		if (t->err && !t->mixed)
+			json_str(f, pecs_errname(t->err));
+		else
+			fputs("null", f);
+		fprintf(f, ", \"mixed\": %s}", t->mixed ? "true" : "false");
+	}
+	fputc('}', f);
+}
+
 int pecs_write_json(const struct pecs_report *rep, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -errno;
 	const struct pecs_host_facts *h = rep->facts;
-	fprintf(f, "{\n  \"format\": \"pecs-results-1\",\n  \"impl\": ");
+	fprintf(f, "{\n  \"format\": \"pecs-results-1\",\n  \"suite_version\": ");
+	json_str(f, rep->version ? rep->version : "unknown");
+	fprintf(f, ",\n  \"impl\": ");
 	json_str(f, rep->impl->name);
 	fprintf(f, ",\n  \"features\": [");
 	for (const char *const *p = rep->impl->features; p && *p; p++)
@@ -71,6 +91,12 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		json_str(f, rep->expectations->path);
 	else
 		fputs("null", f);
+	fprintf(f, ",\n  \"root_cause\": ");
+	if (rep->root_cause && rep->root_cause[0])
+		json_str(f, rep->root_cause);
+	else
+		fputs("null", f);
+	json_calls(f, rep->calls);
 	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},\n  \"results\": [",
 		rep->shard_index, rep->shard_total);
 	for (size_t i = 0; i < rep->count; i++) {

@@ -8,6 +8,11 @@
 
 #include "pecs/case.h"
 #include "pecs/impl.h"
+#include "tally.h"
+
+/* The suite version: the git commit the runner was built from (a stamped runner), or
+ * "unknown" / "unstamped". Defined by the library main_*.c is linked with. */
+extern const char pecs_suite_version[];
 
 /* ---- registry ---- */
 
@@ -44,6 +49,7 @@ struct pecs_result {
 	int expect_line;
 	const char *expect_reason;
 	double ms;
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* what the entry points answered */
 };
 
 struct pecs_run_opts {
@@ -121,10 +127,16 @@ struct pecs_report {
 	size_t count;
 	const struct pecs_counts *counts;
 	int shard_index, shard_total;
+	const char *version;    /* pecs_suite_version of the runner */
+	const char *root_cause; /* pecs_root_cause's line, or "" */
+	const struct pecs_call_tally *calls; /* the run's, PECS_ENTRY_COUNT of them */
 };
 
 int pecs_write_json(const struct pecs_report *rep, const char *path);
 int pecs_write_junit(const struct pecs_report *rep, const char *path);
+/* TAP version 13 (kselftest's dialect); path "-" is stdout. */
+int pecs_write_tap(const struct pecs_report *rep, const char *path);
+int pecs_write_tap_to(const struct pecs_report *rep, FILE *f);
 
 /* ---- the run as Bazel and the standalone binary both drive it ---- */
 
@@ -135,6 +147,15 @@ struct pecs_session {
 	const struct pecs_case **selected;
 	size_t nselected;
 	int shard_index, shard_total;
+	const char *version;
+	char root_cause[640];
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* summed over the results */
+};
+
+/* Where pecs_session_finish writes; NULL or "" skips one. tap "-" is stdout, and then
+ * the summary line is a TAP comment. */
+struct pecs_outputs {
+	const char *json, *junit, *tap;
 };
 
 /* Checks the vtable, reads the host facts, loads expectations and selects the cases of this
@@ -145,6 +166,12 @@ void pecs_session_free(struct pecs_session *s);
 /* Writes JSON/JUnit where asked (NULL: skip), prints the summary line, touches the shard
  * status file; returns the process exit status (0 when the run passes). */
 int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
-			const char *json_path, const char *junit_path);
+			const struct pecs_outputs *out);
+/* Fills s->root_cause from the results' tallies; returns how many entry points it names. */
+int pecs_session_root_cause(struct pecs_session *s, const struct pecs_result *results,
+			    size_t n);
+/* 0 when path can be written (checked before the first case: a typo must not cost a whole
+ * run), else -errno. Leaves no file behind that was not there. */
+int pecs_output_check(const char *path);
 
 #endif /* PECS_RUNNER_H */

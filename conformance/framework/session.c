@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "runner.h"
 
@@ -89,9 +91,37 @@ void pecs_session_free(struct pecs_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
-			const char *json_path, const char *junit_path)
+int pecs_output_check(const char *path)
 {
+	if (!path || !*path || strcmp(path, "-") == 0)
+		return 0;
+	struct stat st;
+	int existed = stat(path, &st) == 0;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return -errno;
+	fclose(f);
+	if (!existed)
+		unlink(path);
+	return 0;
+}
+
+int pecs_session_root_cause(struct pecs_session *s, const struct pecs_result *results,
+			    size_t n)
+{
+	memset(s->calls, 0, sizeof(s->calls));
+	for (size_t i = 0; i < n; i++)
+		pecs_tally_sum(s->calls, results[i].calls);
+	return pecs_root_cause(s->calls, s->root_cause, sizeof(s->root_cause));
+}
+
+int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
+			const struct pecs_outputs *out)
+{
+	const char *json_path = out ? out->json : NULL, *junit_path = out ? out->junit : NULL;
+	const char *tap_path = out ? out->tap : NULL;
+	int tap_stdout = tap_path && strcmp(tap_path, "-") == 0;
+	pecs_session_root_cause(s, results, n);
 	struct pecs_counts counts;
 	memset(&counts, 0, sizeof(counts));
 	for (size_t i = 0; i < n; i++)
@@ -105,6 +135,8 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,
 		.results = results, .count = n, .counts = &counts,
 		.shard_index = s->shard_index, .shard_total = s->shard_total,
+		.version = s->version ? s->version : "unknown", .root_cause = s->root_cause,
+		.calls = s->calls,
 	};
 	int lost_output = 0;
 	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0) {
@@ -113,6 +145,10 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 	}
 	if (junit_path && *junit_path && pecs_write_junit(&rep, junit_path) < 0) {
 		fprintf(stderr, "pecs: cannot write %s\n", junit_path);
+		lost_output = 1;
+	}
+	if (tap_path && *tap_path && pecs_write_tap(&rep, tap_path) < 0) {
+		fprintf(stderr, "pecs: cannot write %s\n", tap_path);
 		lost_output = 1;
 	}
 	const char *status_file = getenv("TEST_SHARD_STATUS_FILE");
@@ -129,7 +165,10 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		fprintf(stderr, "pecs: %s\n", s->expect.errors[i]);
 	char line[256];
 	pecs_counts_line(&counts, line, sizeof(line));
-	printf("pecs %s: %s\n", s->impl->name, line);
+	if (s->root_cause[0])
+		printf("%specs %s: root cause: %s\n", tap_stdout ? "# " : "", s->impl->name,
+		       s->root_cause);
+	printf("%specs %s: %s\n", tap_stdout ? "# " : "", s->impl->name, line);
 	fflush(stdout);
 	/* A results file asked for and not written is a setup error, whatever the verdicts. */
 	if (lost_output)
