@@ -8,6 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from . import expectations as expect_mod
+from . import rootcause
 from .case_result import CaseResult
 from .statuses import STATUSES, count, counts_ok
 
@@ -72,6 +73,11 @@ def merge_shards(parts: list[ResultsData], where: str = "results") -> ResultsDat
         for s in p.get("stale", []):
             stale[(s["line"], s["pattern"])] = s
     merged["results"].sort(key=lambda r: r["id"])
+    versions = sorted(set(str(p.get("suite_version", "unknown")) for p in parts))
+    merged["suite_version"] = versions[0] if len(versions) == 1 else "mixed: " + ", ".join(versions)
+    if any("calls" in p for p in parts):
+        merged["calls"] = rootcause.sum_calls(p.get("calls") for p in parts)
+        merged["root_cause"] = rootcause.line(merged["calls"])
     merged["stale"] = sorted(stale.values(), key=lambda s: s["line"])
     merged["shard"] = {"index": 0, "total": 1}
     return merged
@@ -100,6 +106,20 @@ class Run:
     @property
     def host(self) -> dict[str, Any]:
         return self.data["host"] if self.data else {}
+
+    @property
+    def suite_version(self) -> str:
+        """The version of the runner that wrote the results ("unknown" for older files)."""
+        return str(self.data.get("suite_version", "unknown")) if self.data else "unknown"
+
+    @property
+    def root_cause(self) -> str | None:
+        """One line naming the entry point that answered every call with one errno."""
+        if not self.data:
+            return None
+        if "calls" in self.data:
+            return rootcause.line(self.data["calls"])
+        return self.data.get("root_cause")
 
     @property
     def ok(self) -> bool:
@@ -138,11 +158,16 @@ class Run:
             if r.status == "XPASS":
                 self.problems.append("XPASS %s: %s" % (r.id, r.message))
             elif r.status in ("FAIL", "BROKEN", "CRASH"):
-                self.problems.append("%s %s: %s (not in %s: fix it or list it with a reason)" % (
-                    r.status, r.id, r.message or "no message",
-                    self.expectations or "an expectations file"))
+                self.problems.append("%s %s: %s (%s)" % (
+                    r.status, r.id, r.message or "no message", self._advice()))
         self.problems.extend("stale: " + s for s in self.stale)
         return self.ok
+
+    def _advice(self) -> str:
+        if self.expectations:
+            return "not in %s: fix it or list it with a reason" % self.expectations
+        return ("no expectations file for %s: fix it, or draft one with `pecs_harness "
+                "expectations` and give each line a reason" % self.label)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +175,8 @@ class Run:
             "kind": self.kind,
             "source": self.source,
             "impl": self.data["impl"] if self.data else None,
+            "suite_version": self.suite_version,
+            "root_cause": self.root_cause,
             "features": self.data.get("features", []) if self.data else [],
             "host": self.host,
             "expectations": self.expectations,

@@ -1,0 +1,206 @@
+/* Unit tests of what makes runs comparable and failures explained: the entry points'
+ * tallies and the root cause they give (in process and across --isolate's child), the
+ * TAP writer, the version and root cause in the JSON, and output paths checked early. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "runner.h"
+
+static int open_err; /* what the fake's open answers: 0 for a new fd */
+static int next_fd = 100;
+
+static int f_setup(void **ctx) { *ctx = NULL; return 0; }
+static void f_teardown(void *ctx) { (void)ctx; }
+static int f_open(void *c, struct pecs_attr *a, pid_t p, int cpu, int g, unsigned long fl)
+{
+	(void)c; (void)a; (void)p; (void)cpu; (void)g; (void)fl;
+	return open_err ? -open_err : next_fd++;
+}
+static int f_close(void *c, int fd) { (void)c; (void)fd; return 0; }
+static ssize_t f_read(void *c, int fd, void *b, size_t n) { (void)c; (void)fd; (void)b; (void)n; return -EINVAL; }
+static int f_ioctl(void *c, int fd, unsigned long r, unsigned long a) { (void)c; (void)fd; (void)r; (void)a; return -ENOTTY; }
+static int f_mmap(void *c, int fd, size_t l, int p, int f, off_t o, void **addr)
+{ (void)c; (void)fd; (void)l; (void)p; (void)f; (void)o; (void)addr; return -ENODEV; }
+static int f_munmap(void *c, void *a, size_t l) { (void)c; (void)a; (void)l; return 0; }
+static int f_poll(void *c, int fd, short e, int t) { (void)c; (void)fd; (void)e; (void)t; return 0; }
+
+static const char *const fake_features[] = {"counting", NULL};
+static struct pecs_impl fake = {
+	.size = sizeof(struct pecs_impl), .name = "fake", .features = fake_features,
+	.setup = f_setup, .teardown = f_teardown, .open = f_open, .close = f_close,
+	.read = f_read, .ioctl = f_ioctl, .mmap = f_mmap, .munmap = f_munmap, .poll = f_poll,
+};
+
+/* Each tries three opens before its verdict: four cases, twelve opens. */
+static void open_three(struct pecs_t *t)
+{
+	struct pecs_attr a;
+	pecs_attr_counting(t, &a, 1);
+	int failed = 0;
+	for (int i = 0; i < 3; i++)
+		failed += pecs_open(t, &a, 0, -1, -1, 0) < 0;
+	if (failed)
+		PECS_FAIL(t, "%d of 3 opens failed", failed);
+}
+PECS_CASE("Flow.Open.A", "counting", "F-1") { open_three(t); }
+PECS_CASE("Flow.Open.B", "counting", "F-1") { open_three(t); }
+PECS_CASE("Flow.Open.C", "counting", "F-1") { open_three(t); }
+PECS_CASE("Flow.Open.D", "counting", "F-1") { open_three(t); }
+PECS_CASE("Flow.Skip", "engine.inject", "F-2") { (void)t; }
+
+static void run_all(struct pecs_session *s, struct pecs_result *res, int isolate)
+{
+	struct pecs_run_opts o = {.size = sizeof(o), .isolate = isolate, .timeout_s = 30};
+	for (size_t i = 0; i < s->nselected; i++) {
+		pecs_run_case(&fake, &s->facts, s->selected[i], &o, &res[i]);
+		pecs_expect_apply(&s->expect, &res[i]);
+	}
+}
+
+static void test_tally_rules(void **st)
+{
+	(void)st;
+	struct pecs_call_tally one[PECS_ENTRY_COUNT], run[PECS_ENTRY_COUNT];
+	memset(run, 0, sizeof(run));
+	char line[640];
+	for (int c = 0; c < 4; c++) {
+		memset(one, 0, sizeof(one));
+		for (int i = 0; i < 3; i++)
+			pecs_tally_add(&one[PECS_ENTRY_IOCTL], -ENOTTY);
+		pecs_tally_sum(run, one);
+	}
+	assert_int_equal(pecs_root_cause(run, line, sizeof(line)), 1);
+	assert_string_equal(line, "ioctl answered every call (12 in 4 cases) with -ENOTTY");
+	/* One other errno: the entry point does answer, just not as Linux does. */
+	memset(one, 0, sizeof(one));
+	pecs_tally_add(&one[PECS_ENTRY_IOCTL], -EINVAL);
+	pecs_tally_sum(run, one);
+	assert_int_equal(pecs_root_cause(run, line, sizeof(line)), 0);
+	assert_string_equal(line, "");
+	/* One success ends it too; so does too little evidence. */
+	memset(run, 0, sizeof(run));
+	memset(one, 0, sizeof(one));
+	for (int i = 0; i < 20; i++)
+		pecs_tally_add(&one[PECS_ENTRY_OPEN], i ? -EACCES : 3);
+	one[PECS_ENTRY_READ].calls = 0;
+	pecs_tally_sum(run, one);
+	assert_int_equal(pecs_root_cause(run, line, sizeof(line)), 0);
+}
+
+static void root_cause_of_a_run(int isolate)
+{
+	struct pecs_session s;
+	assert_int_equal(pecs_session_init(&s, &fake, NULL, "Flow.*"), 0);
+	struct pecs_result res[8];
+	assert_true(s.nselected <= 8);
+	open_err = ENOSYS;
+	run_all(&s, res, isolate);
+	assert_int_equal(res[0].raw, PECS_FAIL);
+	assert_int_equal(res[0].calls[PECS_ENTRY_OPEN].calls, 3);
+	assert_int_equal(pecs_session_root_cause(&s, res, s.nselected), 1);
+	assert_string_equal(s.root_cause, "open answered every call (12 in 4 cases) with -ENOSYS");
+	open_err = 0;
+	run_all(&s, res, isolate);
+	assert_int_equal(res[0].raw, PECS_PASS);
+	assert_int_equal(pecs_session_root_cause(&s, res, s.nselected), 0);
+	pecs_session_free(&s);
+}
+
+static void test_root_cause_in_process(void **st) { (void)st; root_cause_of_a_run(0); }
+static void test_root_cause_through_isolation(void **st) { (void)st; root_cause_of_a_run(1); }
+
+static char *slurp(const char *path)
+{
+	static char text[16384];
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	return text;
+}
+
+/* TAP and JSON of a run whose opens all fail, with Flow.Open.A listed as known. */
+static void test_outputs_carry_version_and_root_cause(void **st)
+{
+	(void)st;
+	char exp[] = "/tmp/pecs-flow-exp-XXXXXX", tap[] = "/tmp/pecs-flow-tap-XXXXXX";
+	char json[] = "/tmp/pecs-flow-json-XXXXXX";
+	int fds[] = {mkstemp(exp), mkstemp(tap), mkstemp(json)};
+	for (int i = 0; i < 3; i++) {
+		assert_true(fds[i] >= 0);
+		close(fds[i]);
+	}
+	FILE *f = fopen(exp, "w");
+	fputs("Flow.Open.A # no perf_event_open here\n", f);
+	fclose(f);
+	struct pecs_session s;
+	assert_int_equal(pecs_session_init(&s, &fake, exp, "Flow.*"), 0);
+	s.version = "0123abcd";
+	struct pecs_result res[8];
+	open_err = ENOSYS;
+	run_all(&s, res, 0);
+	open_err = 0;
+	struct pecs_outputs out = {.json = json, .tap = tap};
+	assert_int_equal(pecs_session_finish(&s, res, s.nselected, &out), 1);
+	const char *t = slurp(tap);
+	assert_non_null(strstr(t, "TAP version 13\n# pecs suite 0123abcd against fake\n"));
+	assert_non_null(strstr(t, "# root cause: open answered every call (12 in 4 cases) "
+				  "with -ENOSYS\n1..5\n"));
+	assert_non_null(strstr(t, "\nok 1 Flow.Open.A # XFAIL XFAIL: no perf_event_open here\n"));
+	assert_non_null(strstr(t, "\nnot ok 2 Flow.Open.B\n# FAIL: "));
+	assert_non_null(strstr(t, "\nok 5 Flow.Skip # SKIP UNSUPPORTED: fake does not claim"));
+	const char *j = slurp(json);
+	assert_non_null(strstr(j, "\"suite_version\": \"0123abcd\""));
+	assert_non_null(strstr(j, "\"root_cause\": \"open answered every call"));
+	assert_non_null(strstr(j, "\"open\": {\"calls\": 12, \"ok\": 0, \"cases\": 4, "
+				  "\"errno\": \"ENOSYS\", \"mixed\": false}"));
+	pecs_session_free(&s);
+	unlink(exp);
+	unlink(tap);
+	unlink(json);
+}
+
+static void test_output_paths_are_checked_without_leaving_files(void **st)
+{
+	(void)st;
+	assert_int_equal(pecs_output_check("/nonexistent-dir/x.json"), -ENOENT);
+	assert_int_equal(pecs_output_check(NULL), 0);
+	assert_int_equal(pecs_output_check("-"), 0);
+	char dir[] = "/tmp/pecs-flow-dir-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[64];
+	snprintf(path, sizeof(path), "%s/new.json", dir);
+	assert_int_equal(pecs_output_check(path), 0);
+	struct stat sb;
+	assert_int_not_equal(stat(path, &sb), 0); /* checked, not left behind */
+	FILE *f = fopen(path, "w");
+	fputs("kept", f);
+	fclose(f);
+	assert_int_equal(pecs_output_check(path), 0);
+	assert_string_equal(slurp(path), "kept");
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tally_rules),
+		cmocka_unit_test(test_root_cause_in_process),
+		cmocka_unit_test(test_root_cause_through_isolation),
+		cmocka_unit_test(test_outputs_carry_version_and_root_cause),
+		cmocka_unit_test(test_output_paths_are_checked_without_leaving_files),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

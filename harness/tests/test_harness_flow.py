@@ -1,0 +1,233 @@
+"""Runs you can compare and root causes: the suite version in results and summary, the
+diff command, the combined run's JUnit, root causes from the entry points' tallies, and
+imported results keeping their own name."""
+import json
+import os
+import pathlib
+import subprocess
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from pecs_harness import cli, diff, results, rootcause, testing
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return testing.toy_runner(str(tmp_path_factory.mktemp("toy")))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    rc = cli.main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out + out.err
+
+
+def results_file(path: pathlib.Path, cases: dict[str, tuple[str, str, str]], impl: str = "mine",
+                 version: str = "abc123", calls: dict[str, Any] | None = None,
+                 expectations: str | None = None) -> str:
+    """A pecs-results-1 file: cases id -> (status, raw_status, message)."""
+    doc: dict[str, Any] = {
+        "format": "pecs-results-1", "suite_version": version, "impl": impl, "features": [],
+        "host": {"privileged": True, "kernel_release": "6.1.0", "paranoid": 2},
+        "expectations": expectations, "shard": {"index": 0, "total": 1},
+        "results": [{"id": cid, "status": s, "raw_status": raw, "message": m, "features": [],
+                     "behaviours": [], "expectation": None} for cid, (s, raw, m) in cases.items()],
+        "stale": [], "expectation_errors": [], "counts": {}, "ok": True}
+    if calls is not None:
+        doc["calls"] = calls
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def tally(calls: int, ok: int, cases: int, errno: str | None, mixed: bool = False) -> dict[str, Any]:
+    return {"calls": calls, "ok": ok, "cases": cases, "errno": errno, "mixed": mixed}
+
+
+# ---- the suite version ----
+
+def test_the_runner_prints_and_writes_its_version(toy: str, tmp_path: pathlib.Path) -> None:
+    out = subprocess.run([toy, "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("pecs suite "), out
+    version = out.stdout.split()[2]
+    res = tmp_path / "r.json"
+    subprocess.run([toy, "--quiet", "--isolate", "--json", str(res)], capture_output=True)
+    assert json.loads(res.read_text())["suite_version"] == version
+
+
+def test_summary_records_the_checkout_and_each_runners_version(
+        toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = results_file(tmp_path / "mine.json", {"A.B.C": ("PASS", "PASS", "")}, version="v1")
+    # Outside a git checkout the version is "unknown", never an error.
+    root = tmp_path / "notacheckout"
+    (root / "docs").mkdir(parents=True)
+    rc, text = run(capsys, "report", "--root", str(root), "--out", str(tmp_path / "out"),
+                   "import:" + res)
+    assert rc == 0, text
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert s["suite_version"] == "unknown"
+    assert s["implementations"][0]["suite_version"] == "v1"
+    assert "runners: mine v1" in (tmp_path / "out" / "report.md").read_text()
+
+
+# ---- imported results keep their name ----
+
+def test_an_imported_file_is_named_after_itself_not_the_adapter(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The static binary inside qemu says impl "syscall"; gating it with Linux's own file
+    # would list qemu's failures as Linux's.
+    res = results_file(tmp_path / "qemu.json", {"Required.X.Y.Z": ("FAIL", "FAIL", "boom")},
+                       impl="syscall", expectations="/elsewhere/qemu.txt")
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "import:" + res)
+    assert rc == 1
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    impl = s["implementations"][0]
+    assert impl["label"] == "qemu"
+    assert "syscall.txt" not in json.dumps(impl)
+    assert "object at" not in text and "object at" not in json.dumps(s)
+
+
+def test_two_imports_kept_as_written_print_no_python_object(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = results_file(tmp_path / "a.json", {"Required.X.Y.Z": ("FAIL", "FAIL", "boom")},
+                     expectations="/elsewhere/x.txt")
+    b = results_file(tmp_path / "b.json", {"Required.X.Y.Z": ("PASS", "PASS", "")},
+                     expectations="/elsewhere/x.txt")
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "import:before=" + a,
+                   "import:after=" + b)
+    assert rc == 1
+    assert "object at" not in text
+    assert "object at" not in (tmp_path / "out" / "report.md").read_text()
+
+
+# ---- diff ----
+
+CASES_A = {"R.Ioctl.Reset.Zero": ("PASS", "PASS", ""), "R.Ioctl.Reset.Group": ("PASS", "PASS", ""),
+           "R.Read.Fixed": ("FAIL", "FAIL", "got 1"), "R.Read.Known": ("XFAIL", "FAIL", "got 2"),
+           "R.Read.Same": ("XFAIL", "FAIL", "got 3"), "R.Mmap.Lost": ("PASS", "PASS", ""),
+           "R.Skip.Both": ("UNSUPPORTED", "UNSUPPORTED", "no feature")}
+CASES_B = {"R.Ioctl.Reset.Zero": ("FAIL", "FAIL", "count 5 after reset"),
+           "R.Ioctl.Reset.Group": ("CRASH", "CRASH", "signal 11"),
+           "R.Read.Fixed": ("PASS", "PASS", ""), "R.Read.Known": ("XFAIL", "FAIL", "got 4"),
+           "R.Read.Same": ("XFAIL", "FAIL", "got 3"), "R.Mmap.Lost": ("ENV_SKIP", "ENV_SKIP", "x"),
+           "R.Skip.Both": ("UNSUPPORTED", "UNSUPPORTED", "no feature"),
+           "R.New.Case": ("FAIL", "FAIL", "new")}
+
+
+def test_diff_names_regressions_fixes_lost_cases_and_moved_xfails(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = results_file(tmp_path / "a.json", CASES_A, version="v1")
+    b = results_file(tmp_path / "b.json", CASES_B, version="v2")
+    d = diff.compare(diff.load(a, None), diff.load(b, None))
+    assert d.regressions == ["R.Ioctl.Reset.Group", "R.Ioctl.Reset.Zero"]
+    assert d.fixes == ["R.Read.Fixed"]
+    assert d.xfail_moved == ["R.Read.Known"]
+    assert d.not_run == ["R.Mmap.Lost"]
+    assert d.new_failing == ["R.New.Case"]
+    rc, text = run(capsys, "diff", a, b)
+    assert rc == 1
+    assert "regression: R.Ioctl.Reset.Zero" in text and "now FAIL: count 5 after reset" in text
+    assert "suite v1" in text and "suite v2" in text
+    # The other way round the regressions are fixes; the case only B has is lost.
+    rc, text = run(capsys, "diff", b, a)
+    lines = [l.split() for l in text.splitlines()]
+    assert ["fix:", "R.Ioctl.Reset.Zero"] in lines and ["fix:", "R.Ioctl.Reset.Group"] in lines
+    assert ["regression:", "R.Read.Fixed"] in lines and ["not", "run:", "R.New.Case"] in lines
+    assert rc == 1, text
+
+
+def test_diff_of_identical_runs_passes(tmp_path: pathlib.Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    a = results_file(tmp_path / "a.json", CASES_A)
+    rc, text = run(capsys, "diff", a, a)
+    assert rc == 0 and "0 regression(s)" in text, text
+
+
+def test_diff_reads_summaries_and_refuses_other_implementations(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = results_file(tmp_path / "a.json", CASES_A)
+    b = results_file(tmp_path / "b.json", CASES_B)
+    assert run(capsys, "report", "--out", str(tmp_path / "sa"), "import:x=" + a)[0] == 1
+    assert run(capsys, "report", "--out", str(tmp_path / "sb"), "import:x=" + b,
+               "import:y=" + a)[0] == 1
+    sa, sb = str(tmp_path / "sa" / "summary.json"), str(tmp_path / "sb" / "summary.json")
+    rc, text = run(capsys, "diff", sa, sb)
+    assert rc == 2 and "--label" in text
+    rc, text = run(capsys, "diff", "--label", "x", sa, sb)
+    assert rc == 1 and "regression: R.Ioctl.Reset.Zero" in text, text
+    other = results_file(tmp_path / "o.json", CASES_A, impl="theirs")
+    rc, text = run(capsys, "diff", a, other)
+    assert rc == 2 and "one implementation" in text
+
+
+# ---- JUnit of the combined run ----
+
+def test_the_combined_run_writes_junit_that_fails_with_the_gate(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = results_file(tmp_path / "b.json", CASES_B)
+    exp = tmp_path / "b.txt"
+    exp.write_text("R.Read.Known # a known gap\nR.Read.Same # another\n")
+    assert run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+               "b=%s" % exp, "import:b=" + b)[0] == 1
+    root = ET.parse(str(tmp_path / "out" / "junit.xml")).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "pecs.b"
+    by_name = {tc.get("name"): tc for tc in suite}
+    assert by_name["R.Ioctl.Reset.Zero"].find("failure") is not None
+    assert by_name["R.Ioctl.Reset.Group"].find("error") is not None
+    assert by_name["R.Read.Known"].find("failure") is None
+    assert by_name["R.Mmap.Lost"].find("skipped") is not None
+    # R.Ioctl.Reset.Zero and R.New.Case fail; the crash is an error.
+    assert suite.get("failures") == "2" and suite.get("errors") == "1"
+    gate = by_name["Gate.ExpectationsAndRun"]
+    assert gate.find("failure") is None
+
+
+# ---- root causes ----
+
+def test_one_errno_for_every_call_is_a_root_cause() -> None:
+    calls = {"open": tally(234, 0, 234, "ENOSYS"), "read": tally(0, 0, 0, None)}
+    assert rootcause.line(calls) == "open answered every call (234 in 234 cases) with -ENOSYS"
+    # One success, two errnos, or too little evidence: no root cause.
+    assert rootcause.line({"open": tally(234, 1, 234, "ENOSYS")}) is None
+    assert rootcause.line({"open": tally(234, 0, 234, None, mixed=True)}) is None
+    assert rootcause.line({"open": tally(9, 0, 9, "ENOSYS")}) is None
+    assert rootcause.line({"ioctl": tally(40, 0, 2, "ENOTTY")}) is None
+
+
+def test_shards_merge_their_tallies() -> None:
+    same = rootcause.sum_calls([{"ioctl": tally(6, 0, 2, "ENOTTY")},
+                                {"ioctl": tally(6, 0, 2, "ENOTTY")}])
+    assert rootcause.line(same) == "ioctl answered every call (12 in 4 cases) with -ENOTTY"
+    other = rootcause.sum_calls([{"ioctl": tally(6, 0, 2, "ENOTTY")},
+                                 {"ioctl": tally(6, 0, 2, "EINVAL")}])
+    assert rootcause.line(other) is None
+
+
+def test_the_root_cause_heads_the_console_json_and_report(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = {"R.C.%d" % i: ("FAIL", "FAIL", "fd failed: -ENOSYS") for i in range(12)}
+    p0 = results_file(tmp_path / "s0.json", dict(list(cases.items())[:6]),
+                      calls={"open": tally(6, 0, 6, "ENOSYS")})
+    p1 = results_file(tmp_path / "s1.json", dict(list(cases.items())[6:]),
+                      calls={"open": tally(6, 0, 6, "ENOSYS")})
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "import:emu=%s,%s" % (p0, p1))
+    assert rc == 1
+    line = "open answered every call (12 in 12 cases) with -ENOSYS"
+    assert "emu: root cause: " + line in text
+    # Above the list of failures, which still names every case.
+    assert text.index("root cause") < text.index("FAIL R.C.0")
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert s["implementations"][0]["root_cause"] == line
+    assert len(s["cases"]) == 12
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert md.index("## Root causes") < md.index("## Implementations") and line in md
+    assert line in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_merged_shards_keep_one_version_or_say_mixed(tmp_path: pathlib.Path) -> None:
+    p0 = results.load(results_file(tmp_path / "a.json", {"A.A.A": ("PASS", "PASS", "")}, version="v1"))
+    p1 = results.load(results_file(tmp_path / "b.json", {"A.A.B": ("PASS", "PASS", "")}, version="v2"))
+    assert results.merge_shards([p0, p0 | {"results": []}])["suite_version"] == "v1"
+    assert results.merge_shards([p0, p1])["suite_version"] == "mixed: v1, v2"
