@@ -22,6 +22,7 @@ examples:
   python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
   python3 -m pecs_harness report out/               # re-render from the results in out/
   python3 -m pecs_harness diff before.json after.json  # regressions, fixes, XFAILs moved
+  python3 -m pecs_harness expectations out/mine.json --write conformance/expectations/mine.txt
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
   python3 -m pecs_harness capture                   # record this kernel's answers
   python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
@@ -127,6 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("--label", help="the implementation, in summary files that hold several")
     df.add_argument("--force", action="store_true",
                     help="compare runs of different implementations anyway")
+    ex = sub.add_parser("expectations", help="draft an expectations file from a results file, "
+                                             "or update one",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=(draft_doc() or ""))
+    ex.add_argument("results", metavar="RESULTS", help="results FILE[,FILE] of the run")
+    ex.add_argument("--write", metavar="FILE",
+                    help="the expectations file to update (created when missing); "
+                         "default: print the draft on stdout")
     cc = sub.add_parser("crosscheck", help="replay captured vectors against this kernel")
     cc.add_argument("--root", default=ROOT)
     cc.add_argument("--capture", help="the capture tool (default: "
@@ -141,6 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     capt.add_argument("--out", help="vector file to write (default: ROOT/vectors/captured/"
                                     "linux_capture.json)")
     return ap
+
+
+def draft_doc() -> str | None:
+    from . import draft
+    return draft.__doc__
 
 
 def diff_doc() -> str | None:
@@ -493,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "diff":
         from . import diff
         return diff.main(args.a, args.b, args.label, args.force)
+    if args.command == "expectations":
+        from . import draft
+        return draft.main(args.results, args.write)
     if args.command == "capture":
         return cmd_capture(args)
     if args.command == "crosscheck":

@@ -231,3 +231,55 @@ def test_merged_shards_keep_one_version_or_say_mixed(tmp_path: pathlib.Path) -> 
     p1 = results.load(results_file(tmp_path / "b.json", {"A.A.B": ("PASS", "PASS", "")}, version="v2"))
     assert results.merge_shards([p0, p0 | {"results": []}])["suite_version"] == "v1"
     assert results.merge_shards([p0, p1])["suite_version"] == "mixed: v1, v2"
+
+
+# ---- drafting and updating expectations ----
+
+def test_a_draft_lists_every_failure_with_its_message_under_the_root_cause(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = {"R.Open.%d" % i: ("FAIL", "FAIL", "x.c:1: open failed: -ENOSYS") for i in range(11)}
+    cases["R.Other.Crash"] = ("CRASH", "CRASH", "killed by signal 11 # here")
+    cases["R.Fine"] = ("PASS", "PASS", "")
+    cases["R.Skip"] = ("ENV_SKIP", "ENV_SKIP", "no")
+    res = results_file(tmp_path / "emu.json", cases,
+                       calls={"open": tally(11, 0, 11, "ENOSYS")})
+    exp = tmp_path / "emu.txt"
+    rc, text = run(capsys, "expectations", res, "--write", str(exp))
+    assert rc == 0, text
+    lines = exp.read_text().splitlines()
+    assert lines[0] == "# root cause: open answered every call (11 in 11 cases) with -ENOSYS"
+    assert lines[1].split() == ["R.Open.0", "#", "draft:", "x.c:1:", "open", "failed:", "-ENOSYS"]
+    crash = [l for l in lines if l.startswith("R.Other.Crash")]
+    assert crash and lines.index(crash[0]) > 12 and "signal 11 no. here" in crash[0]
+    assert not any(l.startswith(("R.Fine", "R.Skip")) for l in lines)
+    # The draft gates the run green, as written.
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+                   "emu=%s" % exp, "import:" + res)
+    assert rc == 0, text
+
+
+def test_an_update_keeps_reasons_drops_stale_lines_and_adds_new_failures(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "mine.txt"
+    exp.write_text("# Mine: known gaps.\n"
+                   "R.Read.Known            # bug 12: the real reason\n"
+                   "R.Read.Fixed            # bug 13: fixed since\n"
+                   "R.Gone.Away             # a case renamed\n"
+                   "R.Priv.Only [unprivileged] # not judged by a privileged run\n")
+    cases = {"R.Read.Known": ("FAIL", "FAIL", "got 2"), "R.Read.Fixed": ("PASS", "PASS", ""),
+             "R.Read.New": ("FAIL", "FAIL", "got 7"), "R.Priv.Only": ("PASS", "PASS", "")}
+    res = results_file(tmp_path / "mine.json", cases)
+    rc, text = run(capsys, "expectations", res, "--write", str(exp))
+    assert rc == 0
+    out = exp.read_text()
+    assert "R.Read.Known            # bug 12: the real reason" in out
+    assert "# Mine: known gaps." in out
+    assert "R.Read.Fixed" not in out and "R.Gone.Away" not in out
+    assert "R.Priv.Only [unprivileged]" in out
+    assert "R.Read.New  # draft: got 7" in out
+    assert "- %s:3: R.Read.Fixed" % exp in text and "its case passes now" in text
+    assert "matches no case of this run" in text
+    assert "kept 2 line(s), removed 2, added 1" in text
+    # Run again on the result: nothing left to change.
+    rc, text = run(capsys, "expectations", res, "--write", str(exp))
+    assert "removed 0, added 0" in text
