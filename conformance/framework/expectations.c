@@ -110,7 +110,10 @@ static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const 
 		return -EINVAL;
 	}
 	char *spec = trim(text);
-	char *bracket = strchr(spec, '[');
+	/* The conditions are the [..] after whitespace; a '[' inside the pattern is a glob's
+	 * character class (Required.Read.[AB]*). */
+	char *bracket = spec + strcspn(spec, " \t");
+	bracket = *bracket ? strchr(bracket, '[') : NULL;
 	l->active = 1;
 	if (bracket) {
 		char *close = strchr(bracket, ']');
@@ -222,7 +225,12 @@ int pecs_expect_load(struct pecs_expectations *e, const char *path,
 		struct pecs_expect_line *l = &e->lines[e->count];
 		memset(l, 0, sizeof(*l));
 		char msg[512];
-		rc = parse_line(l, s, lineno, path, facts, msg, sizeof(msg));
+		if (*s == '@')
+			rc = pecs_directive_parse(e, s, lineno, msg, sizeof(msg));
+		else
+			rc = parse_line(l, s, lineno, path, facts, msg, sizeof(msg));
+		if (rc == 0 && *s == '@')
+			continue;
 		if (rc == 0)
 			rc = check_duplicate(e, l, msg, sizeof(msg));
 		if (rc == 0) {
@@ -252,6 +260,7 @@ void pecs_expect_free(struct pecs_expectations *e)
 	for (size_t i = 0; i < e->nerrors; i++)
 		free(e->errors[i]);
 	free(e->errors);
+	free(e->features);
 	free(e->lines);
 	free(e->path);
 	memset(e, 0, sizeof(*e));

@@ -67,9 +67,12 @@ struct run_args {
 	int list, quiet;
 	struct pecs_run_opts run;
 	struct pecs_outputs out;
+	struct pecs_outputs given; /* the ones named on the command line */
 };
 
-/* Every path we will write, before the first case: a typo must not cost a whole run. */
+/* Every path named on the command line, before the first case: a typo must not cost a
+ * whole run. The defaults from Bazel's environment are Bazel's to get right (and a run
+ * dropped to uid 65534 may inherit one it cannot write: it still runs, and says so). */
 static int outputs_writable(const struct pecs_outputs *out)
 {
 	const char *paths[] = {out->json, out->junit, out->tap};
@@ -135,7 +138,7 @@ static int run_suite(const struct run_args *a)
 		out.json = default_json;
 	}
 	struct pecs_result *results = calloc(s.nselected ? s.nselected : 1, sizeof(*results));
-	if (!results || !outputs_writable(&out)) {
+	if (!results || !outputs_writable(&a->given)) {
 		free(results);
 		pecs_session_free(&s);
 		return 2;
@@ -171,6 +174,7 @@ int main(int argc, char **argv)
 	};
 	const char *filter = getenv("TESTBRIDGE_TEST_ONLY"), *expectations = NULL;
 	const char *json = NULL, *junit = getenv("XML_OUTPUT_FILE"), *tap = NULL;
+	const char *junit_given = NULL;
 	int list = 0, quiet = 0;
 	struct pecs_run_opts run = {.size = sizeof(run), .timeout_s = 60};
 	int c;
@@ -185,7 +189,7 @@ int main(int argc, char **argv)
 		case 'f': filter = optarg; break;
 		case 'e': expectations = optarg; break;
 		case 'j': json = optarg; break;
-		case 'x': junit = optarg; break;
+		case 'x': junit = junit_given = optarg; break;
 		case 'i': run.isolate = 1; break;
 		case 'n': run.isolate = 0; break;
 		case 't': run.timeout_s = (unsigned)atoi(optarg); break;
@@ -212,5 +216,6 @@ int main(int argc, char **argv)
 	}
 	return run_suite(&(struct run_args){.filter = filter, .expectations = expectations,
 				     .list = list, .quiet = quiet, .run = run,
-				     .out = {.json = json, .junit = junit, .tap = tap}});
+				     .out = {.json = json, .junit = junit, .tap = tap},
+				     .given = {.json = json, .junit = junit_given, .tap = tap}});
 }

@@ -86,6 +86,8 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		h->ncpus, h->page_size, h->max_stack, h->max_sample_rate, h->mlock_kb, h->paranoid,
 		h->privileged ? "true" : "false", h->attr_size);
 	json_str(f, h->kernel_release);
+	fprintf(f, ", \"unavailable\": ");
+	json_str(f, h->unavailable);
 	fprintf(f, "},\n  \"expectations\": ");
 	if (rep->expectations && rep->expectations->path)
 		json_str(f, rep->expectations->path);
@@ -97,6 +99,17 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 	else
 		fputs("null", f);
 	json_calls(f, rep->calls);
+	fprintf(f, ",\n  \"refusal\": ");
+	if (rep->refusal && rep->refusal[0])
+		json_str(f, rep->refusal);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"gate_problems\": [");
+	for (size_t i = 0; i < rep->nproblems; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, rep->problems[i]);
+	}
+	fputc(']', f);
 	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},\n  \"results\": [",
 		rep->shard_index, rep->shard_total);
 	for (size_t i = 0; i < rep->count; i++) {

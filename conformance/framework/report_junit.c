@@ -30,10 +30,11 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 		return -errno;
 	const struct pecs_counts *c = rep->counts;
 	size_t failures = c->n[PECS_FAIL] + c->n[PECS_XPASS] + (c->stale ? 1 : 0) +
-			  (c->bad_lines ? 1 : 0);
+			  (c->bad_lines ? 1 : 0) + (rep->nproblems ? 1 : 0);
 	size_t errors = c->n[PECS_BROKEN] + c->n[PECS_CRASH];
 	size_t skipped = c->n[PECS_UNSUPPORTED] + c->n[PECS_ENV_SKIP];
-	size_t tests = rep->count + (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0);
+	size_t tests = rep->count + (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0) +
+		       (rep->nproblems ? 1 : 0);
 	double total = 0;
 	for (size_t i = 0; i < rep->count; i++)
 		total += rep->results[i].ms;
@@ -89,6 +90,16 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 		for (size_t i = 0; i < rep->expectations->nerrors; i++) {
 			fputs(i ? "; " : "", f);
 			xml_text(f, rep->expectations->errors[i]);
+		}
+		fprintf(f, "\"/></testcase>\n");
+	}
+	if (rep->nproblems) {
+		fprintf(f, "    <testcase classname=\"pecs.");
+		xml_text(f, rep->impl->name);
+		fprintf(f, "\" name=\"Gate.RunAsAWhole\"><failure message=\"");
+		for (size_t i = 0; i < rep->nproblems; i++) {
+			fputs(i ? "; " : "", f);
+			xml_text(f, rep->problems[i]);
 		}
 		fprintf(f, "\"/></testcase>\n");
 	}

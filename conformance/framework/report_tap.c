@@ -42,7 +42,7 @@ int pecs_write_tap_to(const struct pecs_report *rep, FILE *f)
 {
 	const struct pecs_counts *c = rep->counts;
 	/* The file's own problems are one test each, as in the JUnit file. */
-	size_t extra = (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0);
+	size_t extra = (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0) + (rep->nproblems ? 1 : 0);
 	fprintf(f, "TAP version 13\n");
 	fprintf(f, "# pecs suite %s against %s\n", rep->version ? rep->version : "unknown",
 		rep->impl->name);
@@ -61,6 +61,14 @@ int pecs_write_tap_to(const struct pecs_report *rep, FILE *f)
 	if (c->bad_lines)
 		fprintf(f, "not ok %zu Expectations.FileIsValid\n# %zu bad line(s)\n", ++n,
 			c->bad_lines);
+	if (rep->nproblems) {
+		fprintf(f, "not ok %zu Gate.RunAsAWhole\n", ++n);
+		for (size_t i = 0; i < rep->nproblems; i++) {
+			fputs("# ", f);
+			tap_text(f, rep->problems[i]);
+			fputc('\n', f);
+		}
+	}
 	char line[256];
 	pecs_counts_line(c, line, sizeof(line));
 	fprintf(f, "# %s\n", line);

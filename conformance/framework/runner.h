@@ -80,7 +80,19 @@ struct pecs_expectations {
 	size_t count;
 	char **errors; /* "file:line: why", one per bad line; those lines are left out */
 	size_t nerrors;
+	/* Lines that gate the run as a whole (directives.c); a *_line of 0: absent. */
+	long floor;
+	int floor_line;
+	char *features; /* canonical: sorted, comma-joined */
+	int features_line;
+	int accept_refusal_line;
 };
+
+/* A line starting with '@' of e's file, parsed into e; -EINVAL with why in err. */
+int pecs_directive_parse(struct pecs_expectations *e, char *text, int lineno, char *err,
+			 size_t errlen);
+/* The features of list and csv together, sorted, unique and comma-joined (malloc'd). */
+char *pecs_features_canonical(const char *const *list, const char *csv);
 
 /* Loads path (NULL or "" gives an empty file). Conditions are evaluated against facts.
  * Returns 0; -EINVAL with the first "file:line: why" in err when a line is bad, having kept
@@ -110,6 +122,7 @@ struct pecs_counts {
 	size_t n[PECS_STATUS_COUNT];
 	size_t stale;
 	size_t bad_lines; /* of the expectations file */
+	size_t gate_problems; /* the run as a whole: floor, features, refusal */
 };
 
 void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r);
@@ -130,6 +143,9 @@ struct pecs_report {
 	const char *version;    /* pecs_suite_version of the runner */
 	const char *root_cause; /* pecs_root_cause's line, or "" */
 	const struct pecs_call_tally *calls; /* the run's, PECS_ENTRY_COUNT of them */
+	const char *refusal;             /* the implementation's own refusal, or "" */
+	const char (*problems)[512];     /* the gate's problems of the run as a whole */
+	size_t nproblems;
 };
 
 int pecs_write_json(const struct pecs_report *rep, const char *path);
@@ -150,7 +166,16 @@ struct pecs_session {
 	const char *version;
 	char root_cause[640];
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* summed over the results */
+	int filtered;      /* a filter chose the cases: the floor cannot be judged */
+	/* facts.unavailable when the host facts allow the call: the implementation refused */
+	char refusal[200];
+#define PECS_MAX_GATE_PROBLEMS 4
+	char problems[PECS_MAX_GATE_PROBLEMS][512];
+	size_t nproblems;
 };
+
+/* The expectations file's directives against the run: fills s->problems. */
+void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c);
 
 /* Where pecs_session_finish writes; NULL or "" skips one. tap "-" is stdout, and then
  * the summary line is a TAP comment. */

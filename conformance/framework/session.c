@@ -42,6 +42,11 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 	}
 	s->impl = impl;
 	read_facts(impl, &s->facts);
+	s->filtered = filter && *filter;
+	/* perf_event_paranoid 3 refuses unprivileged callers on purpose: a host fact. Below it,
+	 * or with privilege, a refusal of the whole call is the implementation's own. */
+	if (s->facts.unavailable[0] && (s->facts.privileged || s->facts.paranoid < 3))
+		snprintf(s->refusal, sizeof(s->refusal), "%s", s->facts.unavailable);
 	int rc = pecs_expect_load(&s->expect, expectations_path, &s->facts, msg, sizeof(msg));
 	/* Bad lines cost the gate, not the run: the cases still run and their results are
 	 * written, gated by the good lines; pecs_session_finish reports the bad ones beside
@@ -131,12 +136,16 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		counts.stale = pecs_expect_stale(&s->expect, stderr);
 	/* Every shard fails for them: each shard's gate applied the file without those lines. */
 	counts.bad_lines = s->expect.nerrors;
+	pecs_gate_directives(s, &counts);
+	counts.gate_problems = s->nproblems;
 	struct pecs_report rep = {
 		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,
 		.results = results, .count = n, .counts = &counts,
 		.shard_index = s->shard_index, .shard_total = s->shard_total,
 		.version = s->version ? s->version : "unknown", .root_cause = s->root_cause,
 		.calls = s->calls,
+		.refusal = s->refusal, .problems = (const char (*)[512])s->problems,
+		.nproblems = s->nproblems,
 	};
 	int lost_output = 0;
 	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0) {
@@ -163,6 +172,8 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 	}
 	for (size_t i = 0; i < s->expect.nerrors; i++)
 		fprintf(stderr, "pecs: %s\n", s->expect.errors[i]);
+	for (size_t i = 0; i < s->nproblems; i++)
+		fprintf(stderr, "pecs: gate: %s\n", s->problems[i]);
 	char line[256];
 	pecs_counts_line(&counts, line, sizeof(line));
 	if (s->root_cause[0])

@@ -193,6 +193,102 @@ static void test_output_paths_are_checked_without_leaving_files(void **st)
 	rmdir(dir);
 }
 
+static char *write_tmp(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/pecs-flow-exp-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* The gate of a passing run of Flow.Open.* with the file text; returns the exit status and
+ * leaves the first problem in first. */
+static int gate_with(const char *text, int refuse, char *first, size_t len)
+{
+	char *p = write_tmp(text);
+	struct pecs_session s;
+	assert_int_equal(pecs_session_init(&s, &fake, p, NULL), 0);
+	if (refuse) {
+		/* What the syscall adapter's probe says under a seccomp filter, while the facts
+		 * (privileged) allow the call: the run's refusal is the implementation's. */
+		snprintf(s.facts.unavailable, sizeof(s.facts.unavailable), "perf_event_open refused");
+		s.facts.privileged = 1;
+		snprintf(s.refusal, sizeof(s.refusal), "%s", s.facts.unavailable);
+	}
+	struct pecs_result res[8];
+	run_all(&s, res, 0);
+	int rc = pecs_session_finish(&s, res, s.nselected, NULL);
+	snprintf(first, len, "%s", s.nproblems ? s.problems[0] : "");
+	pecs_session_free(&s);
+	unlink(p);
+	return rc;
+}
+
+static void test_directives_gate_the_run_as_a_whole(void **st)
+{
+	(void)st;
+	char why[512];
+	/* Four passes (Flow.Open.*), Flow.Skip unsupported. */
+	assert_int_equal(gate_with("@floor 4 # all four pass\n@features counting # mine\n", 0,
+				   why, sizeof(why)), 0);
+	assert_int_equal(gate_with("@floor 5 # one more\n", 0, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "4 passed, below the floor of 5 in "));
+	assert_int_equal(gate_with("@features counting, mmap # it claimed mmap\n", 0, why,
+				   sizeof(why)), 1);
+	assert_non_null(strstr(why, "fake claims the features 'counting' but "));
+	assert_non_null(strstr(why, "records 'counting,mmap': if the change is meant, write "
+				    "'@features counting # why' there"));
+	assert_int_equal(gate_with("", 1, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "perf_event_open refused; the host facts allow the call"));
+	assert_int_equal(gate_with("@accept-refusal # our sandbox blocks it on purpose\n", 1,
+				   why, sizeof(why)), 0);
+}
+
+static void test_directive_lines_are_checked(void **st)
+{
+	(void)st;
+	struct pecs_host_facts facts;
+	pecs_host_defaults(&facts);
+	struct pecs_expectations e;
+	char err[512];
+	char *p = write_tmp("@floor 3 # a\n@floor 4 # b\n@features # none\n@bogus # c\n"
+			    "@floor # d\n@accept-refusal\n");
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), -EINVAL);
+	assert_int_equal(e.nerrors, 4);
+	assert_non_null(strstr(e.errors[0], ":2: duplicate of "));
+	assert_non_null(strstr(e.errors[1], ":4: unknown line '@bogus'"));
+	assert_non_null(strstr(e.errors[2], ":5: '@floor N'"));
+	assert_non_null(strstr(e.errors[3], ":6: every line needs a reason"));
+	assert_int_equal(e.floor, 3);
+	assert_string_equal(e.features, "");
+	pecs_expect_free(&e);
+	unlink(p);
+}
+
+/* A '[' in the pattern is a glob's class; the conditions are the [..] after a space. */
+static void test_glob_classes_are_not_conditions(void **st)
+{
+	(void)st;
+	struct pecs_host_facts facts;
+	pecs_host_defaults(&facts);
+	facts.privileged = 1;
+	struct pecs_expectations e;
+	char err[512];
+	char *p = write_tmp("Flow.Open.[AB] # class\nFlow.Open.[CD] [unprivileged] # both\n");
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), 0);
+	assert_int_equal(e.count, 2);
+	assert_non_null(pecs_expect_match(&e, "Flow.Open.B"));
+	assert_null(pecs_expect_match(&e, "Flow.Open.C")); /* its line is inactive here */
+	assert_string_equal(e.lines[1].pattern, "Flow.Open.[CD]");
+	assert_string_equal(e.lines[1].conds, "unprivileged");
+	assert_int_equal(e.lines[1].known, 1);
+	pecs_expect_free(&e);
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +297,9 @@ int main(void)
 		cmocka_unit_test(test_root_cause_through_isolation),
 		cmocka_unit_test(test_outputs_carry_version_and_root_cause),
 		cmocka_unit_test(test_output_paths_are_checked_without_leaving_files),
+		cmocka_unit_test(test_directives_gate_the_run_as_a_whole),
+		cmocka_unit_test(test_directive_lines_are_checked),
+		cmocka_unit_test(test_glob_classes_are_not_conditions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -236,6 +236,7 @@ def _run_one(args: argparse.Namespace, impl: impls.Impl, out: str,
                                    args.run_timeout)
     run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
     run.want_expectations = impl.expectations
+    run.partial = bool(args.filter)
     # The runner's own --list is the whole suite it holds: gate now, so the line with
     # its counts appears as each implementation finishes.
     _gate(run, set(ids) | set(r.id for r in run.results), progress)

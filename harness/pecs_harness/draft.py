@@ -8,7 +8,10 @@ From a results file (shards as FILE,FILE) and, with --write FILE, the file as it
     would call it stale or XPASS);
   - every failing case no active line lists is added, with its failure message as the
     reason to replace: "draft: <message>";
-  - added lines that follow from the run's root cause go under one comment naming it.
+  - added lines that follow from the run's root cause go under one comment naming it;
+  - a new file starts with `@features` (the claimed set) and `@floor` (the run's passes).
+A refusal the host facts do not explain is never accepted for you: add `@accept-refusal`
+yourself, with the reason.
 The changes are listed on stderr (+ added, - removed); the file goes to --write FILE or
 stdout. Exit status: 0, or 2 when the results cannot be read.
 """
@@ -63,6 +66,16 @@ def draft(data: results_mod.ResultsData, existing_text: str, path: str,
     active_nos = {l.lineno for l in active}
     d = Draft("")
     out: list[str] = []
+    if not existing_text.strip():
+        # A new file puts the run as a whole under the gate too.
+        out.append("# The run as a whole (docs/implementing.md, \"Green means something\").")
+        out.append("@features %s  # what %s claims: a change fails the gate until written "
+                   "here" % (",".join(sorted(set(data.get("features", [])))) or "-",
+                             data.get("impl", "?")))
+        passed = sum(1 for r in results if r.raw_status == "PASS")
+        out.append("@floor %d  # draft: the passes of the run this file was drafted from" %
+                   passed)
+        d.added.extend(out[1:])
     for no, raw in enumerate(existing_text.splitlines(), 1):
         line = by_lineno.get(no)
         why = _removal(line, results) if line and no in active_nos else None

@@ -102,6 +102,8 @@ class Run:
         # Set by the driver: the file gate() applies, and whether it has run yet.
         self.want_expectations: str | _AsWritten | None = None
         self.gated = False
+        self.partial = False  # a filter chose the cases: the floor cannot be judged
+        self.gate_problems: list[str] = []  # the run as a whole: floor, features, refusal
 
     @property
     def host(self) -> dict[str, Any]:
@@ -123,7 +125,45 @@ class Run:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.expectation_errors and counts_ok(self.counts)
+        return (self.error is None and not self.expectation_errors and not self.gate_problems
+                and counts_ok(self.counts))
+
+    @property
+    def refusal(self) -> str | None:
+        """The implementation's refusal of the whole call where the host facts allow it."""
+        if not self.data:
+            return None
+        if "refusal" in self.data:
+            return self.data["refusal"]
+        h = self.host
+        if h.get("unavailable") and (h.get("privileged") or int(h.get("paranoid", 0)) < 3):
+            return str(h["unavailable"])
+        return None
+
+    def _gate_directives(self, d: expect_mod.Directives) -> list[str]:
+        out = []
+        where = d.path or "its expectations file"
+        if d.floor_line and not self.partial and self.counts["passed"] < d.floor:
+            out.append("%d passed, below the floor of %d in %s:%d: a regression, or lower the "
+                       "floor there with the reason" % (self.counts["passed"], d.floor, d.path,
+                                                        d.floor_line))
+        mine = sorted(set(self.data.get("features", []))) if self.data else []
+        if d.features is not None and self.data is not None and mine != d.features:
+            added = sorted(set(mine) - set(d.features))
+            dropped = sorted(set(d.features) - set(mine))
+            out.append("the claimed features changed from %s:%d (%s%s): if that is meant, "
+                       "write '@features %s # why' there" % (
+                           d.path, d.features_line,
+                           " ".join("+" + f for f in added),
+                           (" " if added and dropped else "") + " ".join("-" + f for f in dropped),
+                           ",".join(mine) or "-"))
+        if self.refusal and not d.accept_refusal_line:
+            out.append("%s; the host facts allow the call (privileged %s, perf_event_paranoid "
+                       "%s), so the implementation refused it and its %d ENV_SKIPs are not the "
+                       "host's: fix it, or accept it with '@accept-refusal # why' in %s" % (
+                           self.refusal, "yes" if self.host.get("privileged") else "no",
+                           self.host.get("paranoid", "?"), self.counts["env_skipped"], where))
+        return out
 
     def gate(self, expectations_path: str | _AsWritten | None,
              all_case_ids: Collection[str]) -> bool:
@@ -139,10 +179,13 @@ class Run:
         else:
             lines: list[expect_mod.Line] = []
             self.expectation_errors = []
+            directives = expect_mod.Directives()
             if expectations_path:
+                directives, errors = expect_mod.load_directives(expectations_path)
                 # A bad line costs only the gate: the good lines still apply, and every
                 # result stays in the report.
                 lines, self.expectation_errors = expect_mod.load_all(expectations_path)
+                self.expectation_errors += errors
                 self.expectations = expectations_path
             if self.data is not None:
                 self.results = [expect_mod.apply(lines, self.host, r) for r in self.results]
@@ -150,10 +193,15 @@ class Run:
                           for l in expect_mod.stale(lines, all_case_ids)]
         self.counts = count(self.results)
         self.counts["stale"] = len(self.stale)
+        if isinstance(expectations_path, _AsWritten):
+            self.gate_problems = list(self.data.get("gate_problems", [])) if self.data else []
+        else:
+            self.gate_problems = self._gate_directives(directives)
         self.problems = []
         if self.error:
             self.problems.append(self.error)
         self.problems.extend("expectations: " + e for e in self.expectation_errors)
+        self.problems.extend("gate: " + p for p in self.gate_problems)
         for r in self.results:
             if r.status == "XPASS":
                 self.problems.append("XPASS %s: %s" % (r.id, r.message))

@@ -247,6 +247,8 @@ def test_a_draft_lists_every_failure_with_its_message_under_the_root_cause(
     rc, text = run(capsys, "expectations", res, "--write", str(exp))
     assert rc == 0, text
     lines = exp.read_text().splitlines()
+    assert lines[1].startswith("@features -") and lines[2].startswith("@floor 1 ")
+    lines = lines[4:]
     assert lines[0] == "# root cause: open answered every call (11 in 11 cases) with -ENOSYS"
     assert lines[1].split() == ["R.Open.0", "#", "draft:", "x.c:1:", "open", "failed:", "-ENOSYS"]
     crash = [l for l in lines if l.startswith("R.Other.Crash")]
@@ -283,3 +285,77 @@ def test_an_update_keeps_reasons_drops_stale_lines_and_adds_new_failures(
     # Run again on the result: nothing left to change.
     rc, text = run(capsys, "expectations", res, "--write", str(exp))
     assert "removed 0, added 0" in text
+
+
+# ---- the gate of the run as a whole ----
+
+def gate(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], exp_text: str,
+         host: dict[str, Any] | None = None, features: list[str] | None = None) -> tuple[int, str]:
+    cases = {"R.A.%d" % i: ("PASS", "PASS", "") for i in range(3)}
+    res = tmp_path / "mine.json"
+    results_file(res, cases)
+    doc = json.loads(res.read_text())
+    doc["features"] = features if features is not None else ["counting", "mmap"]
+    doc["host"].update(host or {})
+    res.write_text(json.dumps(doc))
+    exp = tmp_path / "mine.txt"
+    exp.write_text(exp_text)
+    return run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+               "mine=%s" % exp, "import:" + str(res))
+
+
+def test_a_run_below_its_floor_fails(tmp_path: pathlib.Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert gate(tmp_path, capsys, "@floor 3 # all three\n")[0] == 0
+    rc, text = gate(tmp_path, capsys, "@floor 4 # one more\n")
+    assert rc == 1 and "3 passed, below the floor of 4" in text
+
+
+def test_a_changed_feature_claim_fails_and_says_how_to_accept_it(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert gate(tmp_path, capsys, "@features mmap, counting # mine\n")[0] == 0
+    rc, text = gate(tmp_path, capsys, "@features counting,mmap,poll # mine\n")
+    assert rc == 1 and "(-poll)" in text and "'@features counting,mmap # why'" in text
+    rc, text = gate(tmp_path, capsys, "@features counting,mmap # mine\n",
+                    features=["counting", "mmap", "sampling"])
+    assert rc == 1 and "(+sampling)" in text
+
+
+def test_the_implementations_own_refusal_is_not_the_hosts(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    refused = {"unavailable": "perf_event_open refused (EACCES)", "privileged": True,
+               "paranoid": 2}
+    rc, text = gate(tmp_path, capsys, "", host=refused)
+    assert rc == 1 and "perf_event_open refused (EACCES); the host facts allow the call" in text
+    assert gate(tmp_path, capsys, "@accept-refusal # our seccomp sandbox\n", host=refused)[0] == 0
+    # perf_event_paranoid 3 without privilege refuses on purpose: that one is the host's.
+    host_fact = dict(refused, privileged=False, paranoid=3)
+    assert gate(tmp_path, capsys, "", host=host_fact)[0] == 0
+
+
+def test_glob_classes_work_and_bad_directives_fail_the_gate(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = {"R.A.0": ("FAIL", "FAIL", "x"), "R.A.1": ("FAIL", "FAIL", "y")}
+    res = results_file(tmp_path / "mine.json", cases)
+    exp = tmp_path / "mine.txt"
+    exp.write_text("R.A.[01] # both, by a class\n")
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+                   "mine=%s" % exp, "import:" + res)
+    assert rc == 0, text
+    exp.write_text("R.A.[01] # both\n@floor 0 # a\n@floor 1 # b\n")
+    rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+                   "mine=%s" % exp, "import:" + res)
+    assert rc == 1 and ":3: duplicate of " in text
+
+
+def test_a_new_draft_records_features_and_floor(tmp_path: pathlib.Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    res = results_file(tmp_path / "mine.json", {"R.A.0": ("PASS", "PASS", ""),
+                                               "R.A.1": ("FAIL", "FAIL", "no")})
+    exp = tmp_path / "mine.txt"
+    assert run(capsys, "expectations", res, "--write", str(exp))[0] == 0
+    text = exp.read_text()
+    assert "\n@features -  # what mine claims" in text and "\n@floor 1  # draft:" in text
+    rc, out = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+                  "mine=%s" % exp, "import:" + res)
+    assert rc == 0, out
