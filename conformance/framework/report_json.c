@@ -67,11 +67,9 @@ static void json_calls(FILE *f, const struct pecs_call_tally *calls)
 	fputc('}', f);
 }
 
-int pecs_write_json(const struct pecs_report *rep, const char *path)
+/* Everything before the shard and the results: what ran, on what, and what explains it. */
+static void json_head(FILE *f, const struct pecs_report *rep)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
 	const struct pecs_host_facts *h = rep->facts;
 	fprintf(f, "{\n  \"format\": \"pecs-results-1\",\n  \"suite_version\": ");
 	json_str(f, rep->version ? rep->version : "unknown");
@@ -110,6 +108,14 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		json_str(f, rep->problems[i]);
 	}
 	fputc(']', f);
+}
+
+int pecs_write_json(const struct pecs_report *rep, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	json_head(f, rep);
 	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},\n  \"results\": [",
 		rep->shard_index, rep->shard_total);
 	for (size_t i = 0; i < rep->count; i++) {

@@ -67,6 +67,27 @@ usage and setup errors.
 """
 
 
+def _file_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that only read results files: diff and expectations."""
+    df = sub.add_parser("diff", help="what changed between two runs of one implementation: "
+                                     "regressions, fixes, XFAIL messages changed",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=(diff_doc() or ""))
+    df.add_argument("a", metavar="A", help="the earlier run: results FILE[,FILE] or summary.json")
+    df.add_argument("b", metavar="B", help="the later run, as A")
+    df.add_argument("--label", help="the implementation, in summary files that hold several")
+    df.add_argument("--force", action="store_true",
+                    help="compare runs of different implementations anyway")
+    ex = sub.add_parser("expectations", help="draft an expectations file from a results file, "
+                                             "or update one",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=(draft_doc() or ""))
+    ex.add_argument("results", metavar="RESULTS", help="results FILE[,FILE] of the run")
+    ex.add_argument("--write", metavar="FILE",
+                    help="the expectations file to update (created when missing); "
+                         "default: print the draft on stdout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="pecs_harness", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -119,23 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("inputs", nargs="*", metavar="DIR|[LABEL=]FILE|import:SPEC",
                      help="results files (pecs-results-1) or directories of them "
                           "(default: the --out directory)")
-    df = sub.add_parser("diff", help="what changed between two runs of one implementation: "
-                                     "regressions, fixes, XFAIL messages changed",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        description=(diff_doc() or ""))
-    df.add_argument("a", metavar="A", help="the earlier run: results FILE[,FILE] or summary.json")
-    df.add_argument("b", metavar="B", help="the later run, as A")
-    df.add_argument("--label", help="the implementation, in summary files that hold several")
-    df.add_argument("--force", action="store_true",
-                    help="compare runs of different implementations anyway")
-    ex = sub.add_parser("expectations", help="draft an expectations file from a results file, "
-                                             "or update one",
-                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                        description=(draft_doc() or ""))
-    ex.add_argument("results", metavar="RESULTS", help="results FILE[,FILE] of the run")
-    ex.add_argument("--write", metavar="FILE",
-                    help="the expectations file to update (created when missing); "
-                         "default: print the draft on stdout")
+    _file_commands(sub)
     cc = sub.add_parser("crosscheck", help="replay captured vectors against this kernel")
     cc.add_argument("--root", default=ROOT)
     cc.add_argument("--capture", help="the capture tool (default: "
