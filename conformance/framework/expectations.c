@@ -46,10 +46,12 @@ static int eval_condition(const char *cond, const struct pecs_host_facts *f)
 		return f->privileged != 0;
 	if (strcmp(cond, "unprivileged") == 0)
 		return f->privileged == 0;
+	/* An unknown kernel version satisfies neither side: the line stays inactive. */
+	int known = isdigit((unsigned char)f->kernel_release[0]);
 	if (strncmp(cond, "kernel>=", 8) == 0 && isdigit((unsigned char)cond[8]))
-		return kernel_cmp(f->kernel_release, cond + 8) >= 0;
+		return known && kernel_cmp(f->kernel_release, cond + 8) >= 0;
 	if (strncmp(cond, "kernel<", 7) == 0 && isdigit((unsigned char)cond[7]))
-		return kernel_cmp(f->kernel_release, cond + 7) < 0;
+		return known && kernel_cmp(f->kernel_release, cond + 7) < 0;
 	if (strncmp(cond, "paranoid>=", 10) == 0)
 		return f->paranoid >= atoi(cond + 10);
 	if (strncmp(cond, "paranoid<", 9) == 0)

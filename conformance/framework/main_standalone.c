@@ -37,6 +37,12 @@ static void usage(FILE *out, const char *argv0)
 		"  --timeout SECONDS    per-case limit with --isolate (default 60)\n"
 		"  --quiet              print only failures and the summary\n"
 		"%s"
+		"  --features LIST      what the system under test lacks: '-mmap,-poll' drops\n"
+		"                       those claims, 'counting,read.group' keeps only those;\n"
+		"                       their cases are then UNSUPPORTED\n"
+		"  --kernel RELEASE     the kernel version the system under test implements, for\n"
+		"                       kernel>= conditions (default: the implementation's, else\n"
+		"                       uname for the syscall runner, else unknown)\n"
 		"  --version            print the suite version (the git commit it was built from)\n"
 		"  --help\n"
 		"\n"
@@ -63,7 +69,7 @@ static void print_result(const struct pecs_result *r, int quiet)
 }
 
 struct run_args {
-	const char *filter, *expectations;
+	const char *filter, *expectations, *features;
 	int list, quiet;
 	struct pecs_run_opts run;
 	struct pecs_outputs out;
@@ -101,6 +107,55 @@ static void early_root_cause(struct pecs_session *s, const struct pecs_result *r
 	}
 }
 
+/* --features: what the system under test lacks ("-mmap,-poll"), or the whole set it has
+ * ("counting,read.group"). The adapter's claims are what the runner can drive; the system
+ * under test may implement less, and its missing features must be UNSUPPORTED, not FAIL. */
+static const struct pecs_impl *narrow_features(const struct pecs_impl *impl, const char *spec)
+{
+	static struct pecs_impl narrowed;
+	static const char *kept[64];
+	size_t n = 0;
+	int replace = spec[0] != '-';
+	for (const char *const *f = impl->features; f && *f; f++) {
+		int named = 0;
+		for (const char *p = spec; *p;) {
+			size_t len = strcspn(p, ",");
+			const char *item = *p == '-' ? p + 1 : p;
+			size_t ilen = *p == '-' ? len - 1 : len;
+			if (strlen(*f) == ilen && strncmp(*f, item, ilen) == 0)
+				named = 1;
+			p += len + (p[len] == ',');
+		}
+		if (named == replace && n < 63)
+			kept[n++] = *f;
+	}
+	kept[n] = NULL;
+	/* Every name given must be one the runner claims, or the typo would hide nothing. */
+	for (const char *p = spec; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *item = *p == '-' ? p + 1 : p;
+		size_t ilen = *p == '-' ? len - 1 : len;
+		int claimed = 0;
+		for (const char *const *f = impl->features; f && *f; f++)
+			claimed |= strlen(*f) == ilen && strncmp(*f, item, ilen) == 0;
+		if (!claimed || (*p == '-') == replace) {
+			fprintf(stderr, "pecs: --features: '%.*s' %s (%s claims:", (int)len, p,
+				!claimed ? "is not a feature this runner claims" :
+				"mixes the two forms: all '-name' or none", impl->name);
+			for (const char *const *f = impl->features; f && *f; f++)
+				fprintf(stderr, " %s", *f);
+			fprintf(stderr, ")\n");
+			return NULL;
+		}
+		p += len + (p[len] == ',');
+	}
+	size_t size = impl->size < sizeof(narrowed) ? impl->size : sizeof(narrowed);
+	memset(&narrowed, 0, sizeof(narrowed));
+	memcpy(&narrowed, impl, size);
+	narrowed.features = kept;
+	return &narrowed;
+}
+
 static void startup_timed_out(int sig)
 {
 	(void)sig;
@@ -118,7 +173,10 @@ static int run_suite(const struct run_args *a)
 	 * outside any case: --timeout covers them too, so a blocking open cannot hang here. */
 	signal(SIGALRM, startup_timed_out);
 	alarm(a->run.timeout_s ? a->run.timeout_s : 60);
-	int rc = pecs_session_init(&s, pecs_adapter(), a->expectations, a->filter);
+	const struct pecs_impl *impl = pecs_adapter();
+	if (a->features && *a->features && !(impl = narrow_features(impl, a->features)))
+		return 2;
+	int rc = pecs_session_init(&s, impl, a->expectations, a->filter);
 	alarm(0);
 	if (rc < 0)
 		return 2;
@@ -147,6 +205,12 @@ static int run_suite(const struct run_args *a)
 	printf("%specs: suite %s: %zu case(s) against %s (kernel %s, %s)\n",
 	       tap_stdout ? "# " : "", pecs_suite_version, s.nselected, s.impl->name,
 	       s.facts.kernel_release, s.facts.privileged ? "privileged" : "unprivileged");
+	for (int i = 0; i < PECS_FACT_COUNT; i++) {
+		const char *src = s.sources.of[i];
+		if (strncmp(src, "assumed", 7) == 0 || strncmp(src, "unknown", 7) == 0)
+			printf("%specs: host fact %s: %s\n", tap_stdout ? "# " : "",
+			       pecs_fact_names[i], src);
+	}
 	for (size_t i = 0; i < s.nselected; i++) {
 		pecs_run_case(s.impl, &s.facts, s.selected[i], &a->run, &results[i]);
 		pecs_expect_apply(&s.expect, &results[i]);
@@ -170,11 +234,12 @@ int main(int argc, char **argv)
 		{"timeout", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
 		{"plugin", required_argument, 0, 'p'},	{"help", no_argument, 0, 'h'},
 		{"tap", required_argument, 0, 'T'},	{"version", no_argument, 0, 'V'},
+		{"kernel", required_argument, 0, 'K'},	{"features", required_argument, 0, 'F'},
 		{0, 0, 0, 0},
 	};
 	const char *filter = getenv("TESTBRIDGE_TEST_ONLY"), *expectations = NULL;
 	const char *json = NULL, *junit = getenv("XML_OUTPUT_FILE"), *tap = NULL;
-	const char *junit_given = NULL;
+	const char *junit_given = NULL, *features = NULL;
 	int list = 0, quiet = 0;
 	struct pecs_run_opts run = {.size = sizeof(run), .timeout_s = 60};
 	int c;
@@ -203,6 +268,8 @@ int main(int argc, char **argv)
 			setenv("PECS_PLUGIN", optarg, 1);
 			break;
 		case 'T': tap = optarg; break;
+		case 'K': setenv("PECS_KERNEL_RELEASE", optarg, 1); break;
+		case 'F': features = optarg; break;
 		case 'V':
 			printf("pecs suite %s\n", pecs_suite_version);
 			return 0;
@@ -215,6 +282,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	return run_suite(&(struct run_args){.filter = filter, .expectations = expectations,
+				     .features = features,
 				     .list = list, .quiet = quiet, .run = run,
 				     .out = {.json = json, .junit = junit, .tap = tap},
 				     .given = {.json = json, .junit = junit_given, .tap = tap}});

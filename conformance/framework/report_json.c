@@ -86,6 +86,11 @@ static void json_head(FILE *f, const struct pecs_report *rep)
 	json_str(f, h->kernel_release);
 	fprintf(f, ", \"unavailable\": ");
 	json_str(f, h->unavailable);
+	fprintf(f, "},\n  \"host_sources\": {");
+	for (int i = 0; rep->sources && i < PECS_FACT_COUNT; i++) {
+		fprintf(f, "%s\"%s\": ", i ? ", " : "", pecs_fact_names[i]);
+		json_str(f, rep->sources->of[i]);
+	}
 	fprintf(f, "},\n  \"expectations\": ");
 	if (rep->expectations && rep->expectations->path)
 		json_str(f, rep->expectations->path);

@@ -38,6 +38,25 @@ int pecs_status_parse(const char *name, enum pecs_status *out);
 /* This host's facts as the suite sees them, then overridden by impl->host_facts. */
 void pecs_host_defaults(struct pecs_host_facts *facts);
 
+/* Where each host fact came from, so a guess is never read as an answer. */
+enum pecs_fact {
+	PECS_FACT_NCPUS,
+	PECS_FACT_PAGE_SIZE,
+	PECS_FACT_MAX_STACK,
+	PECS_FACT_MAX_SAMPLE_RATE,
+	PECS_FACT_MLOCK_KB,
+	PECS_FACT_PARANOID,
+	PECS_FACT_PRIVILEGED,
+	PECS_FACT_ATTR_SIZE,
+	PECS_FACT_KERNEL_RELEASE,
+	PECS_FACT_COUNT
+};
+extern const char *const pecs_fact_names[PECS_FACT_COUNT];
+struct pecs_fact_sources {
+	char of[PECS_FACT_COUNT][160]; /* "/proc/sys/...", "implementation", "assumed ..." */
+};
+void pecs_host_defaults_sourced(struct pecs_host_facts *facts, struct pecs_fact_sources *src);
+
 /* ---- running one case ---- */
 
 struct pecs_result {
@@ -144,6 +163,7 @@ struct pecs_report {
 	const char *root_cause; /* pecs_root_cause's line, or "" */
 	const struct pecs_call_tally *calls; /* the run's, PECS_ENTRY_COUNT of them */
 	const char *refusal;             /* the implementation's own refusal, or "" */
+	const struct pecs_fact_sources *sources; /* NULL: not known */
 	const char (*problems)[512];     /* the gate's problems of the run as a whole */
 	size_t nproblems;
 };
@@ -167,6 +187,8 @@ struct pecs_session {
 	char root_cause[640];
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* summed over the results */
 	int filtered;      /* a filter chose the cases: the floor cannot be judged */
+	struct pecs_fact_sources sources;
+	const char *kernel_override; /* --kernel: the release the system under test implements */
 	/* facts.unavailable when the host facts allow the call: the implementation refused */
 	char refusal[200];
 #define PECS_MAX_GATE_PROBLEMS 4

@@ -9,20 +9,55 @@
 
 #include "runner.h"
 
-static void read_facts(const struct pecs_impl *impl, struct pecs_host_facts *facts)
+/* The kernel version the kernel>= conditions judge: the implementation's, or stated with
+ * --kernel, or "unknown"; never silently the host's for an implementation that is not
+ * the host. */
+static void kernel_source(const struct pecs_impl *impl, struct pecs_host_facts *facts,
+			  const char *defaults_release, struct pecs_fact_sources *src)
 {
-	pecs_host_defaults(facts);
-	if (!PECS_IMPL_HAS(impl, host_facts))
-		return;
-	void *ctx = NULL;
-	if (impl->setup(&ctx) < 0)
-		return;
-	struct pecs_host_facts mine = *facts;
-	if (impl->host_facts(ctx, &mine) == 0) {
-		mine.size = sizeof(mine);
-		*facts = mine;
+	char *of = src->of[PECS_FACT_KERNEL_RELEASE];
+	const char *stated = getenv("PECS_KERNEL_RELEASE");
+	if (stated && *stated) {
+		snprintf(facts->kernel_release, sizeof(facts->kernel_release), "%s", stated);
+		snprintf(of, sizeof(src->of[0]), "--kernel (PECS_KERNEL_RELEASE)");
+	} else if (strcmp(facts->kernel_release, defaults_release) != 0) {
+		snprintf(of, sizeof(src->of[0]), "implementation (host_facts)");
+	} else if (PECS_IMPL_HAS(impl, host_facts)) {
+		snprintf(of, sizeof(src->of[0]), "uname, kept by the implementation's host_facts "
+			 "(under an emulator it may be the host's: --kernel states it)");
+	} else {
+		snprintf(facts->kernel_release, sizeof(facts->kernel_release), "unknown");
+		snprintf(of, sizeof(src->of[0]), "unknown: %s has no host_facts and this host's "
+			 "uname is not its answer (--kernel states it)", impl->name);
 	}
-	impl->teardown(ctx);
+}
+
+static void read_facts(const struct pecs_impl *impl, struct pecs_host_facts *facts,
+		       struct pecs_fact_sources *src)
+{
+	pecs_host_defaults_sourced(facts, src);
+	struct pecs_host_facts defaults = *facts;
+	if (PECS_IMPL_HAS(impl, host_facts)) {
+		void *ctx = NULL;
+		if (impl->setup(&ctx) == 0) {
+			struct pecs_host_facts mine = *facts;
+			if (impl->host_facts(ctx, &mine) == 0) {
+				mine.size = sizeof(mine);
+				*facts = mine;
+			}
+			impl->teardown(ctx);
+		}
+	}
+	const long was[] = {defaults.ncpus, defaults.page_size, defaults.max_stack,
+			    defaults.max_sample_rate, defaults.mlock_kb, defaults.paranoid,
+			    defaults.privileged, defaults.attr_size};
+	const long is[] = {facts->ncpus, facts->page_size, facts->max_stack,
+			   facts->max_sample_rate, facts->mlock_kb, facts->paranoid,
+			   facts->privileged, facts->attr_size};
+	for (int i = 0; i < PECS_FACT_KERNEL_RELEASE; i++)
+		if (was[i] != is[i])
+			snprintf(src->of[i], sizeof(src->of[i]), "implementation (host_facts)");
+	kernel_source(impl, facts, defaults.kernel_release, src);
 }
 
 static int env_int(const char *name, int fallback)
@@ -41,7 +76,7 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 		return -EINVAL;
 	}
 	s->impl = impl;
-	read_facts(impl, &s->facts);
+	read_facts(impl, &s->facts, &s->sources);
 	s->filtered = filter && *filter;
 	/* perf_event_paranoid 3 refuses unprivileged callers on purpose: a host fact. Below it,
 	 * or with privilege, a refusal of the whole call is the implementation's own. */
@@ -143,7 +178,7 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		.results = results, .count = n, .counts = &counts,
 		.shard_index = s->shard_index, .shard_total = s->shard_total,
 		.version = s->version ? s->version : "unknown", .root_cause = s->root_cause,
-		.calls = s->calls,
+		.calls = s->calls, .sources = &s->sources,
 		.refusal = s->refusal, .problems = (const char (*)[512])s->problems,
 		.nproblems = s->nproblems,
 	};

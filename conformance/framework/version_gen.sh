@@ -1,9 +1,11 @@
 #!/bin/sh
 # version_gen.sh STATUS_FILE OUT.c: the suite version as C, from Bazel's stable status
-# (workspace_status.sh) when the genrule is stamped; "unknown" when the key is missing
-# (no --workspace_status_command, or a build outside a checkout).
-v=unknown
+# (workspace_status.sh) when the genrule is stamped (--stamp); "unstamped" without it;
+# "unknown" when stamped without the key (no --workspace_status_command, or a build
+# outside a checkout).
+v=unstamped
 if [ -r "$1" ]; then
+	v=unknown
 	v=$(sed -n 's/^STABLE_PECS_VERSION //p' "$1")
 	[ -n "$v" ] || v=unknown
 fi

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Bazel's --workspace_status_command (.bazelrc): the suite version the runners carry.
-# STABLE_: a new commit relinks the runners that are stamped with it (main_standalone's),
-# so their version is never stale; cc_tests are not stamped, so their cache is untouched.
+# STABLE_: under --stamp (.bazelrc's `stamped` config) a new commit relinks the runners, so
+# their version is never stale; the default tree is not stamped, so its tests stay cached.
 # Offline and outside a git checkout (a tarball) it says "unknown".
 v=$(git rev-parse --short=12 HEAD 2>/dev/null) || v=unknown
 if [ "$v" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then

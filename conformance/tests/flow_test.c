@@ -289,6 +289,36 @@ static void test_glob_classes_are_not_conditions(void **st)
 	unlink(p);
 }
 
+/* An implementation without host_facts has no kernel version of its own: the host's uname
+ * is not its answer, so it is "unknown" and no kernel condition holds; --kernel states it. */
+static void test_the_kernel_version_is_never_silently_the_hosts(void **st)
+{
+	(void)st;
+	char *p = write_tmp("Flow.Open.A [kernel>=1.0] # needs a new kernel\n"
+			    "Flow.Open.B [kernel<999.0] # needs an old one\n");
+	unsetenv("PECS_KERNEL_RELEASE");
+	struct pecs_session s;
+	assert_int_equal(pecs_session_init(&s, &fake, p, NULL), 0);
+	assert_string_equal(s.facts.kernel_release, "unknown");
+	assert_non_null(strstr(s.sources.of[PECS_FACT_KERNEL_RELEASE], "unknown: fake has no "
+							"host_facts"));
+	assert_int_equal(s.expect.lines[0].active, 0);
+	assert_int_equal(s.expect.lines[1].active, 0);
+	pecs_session_free(&s);
+	setenv("PECS_KERNEL_RELEASE", "6.1.0", 1);
+	assert_int_equal(pecs_session_init(&s, &fake, p, NULL), 0);
+	unsetenv("PECS_KERNEL_RELEASE");
+	assert_string_equal(s.facts.kernel_release, "6.1.0");
+	assert_non_null(strstr(s.sources.of[PECS_FACT_KERNEL_RELEASE], "--kernel"));
+	assert_int_equal(s.expect.lines[0].active, 1);
+	assert_int_equal(s.expect.lines[1].active, 1);
+	/* Every fact names where it came from. */
+	for (int i = 0; i < PECS_FACT_COUNT; i++)
+		assert_true(s.sources.of[i][0] != 0);
+	pecs_session_free(&s);
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_directives_gate_the_run_as_a_whole),
 		cmocka_unit_test(test_directive_lines_are_checked),
 		cmocka_unit_test(test_glob_classes_are_not_conditions),
+		cmocka_unit_test(test_the_kernel_version_is_never_silently_the_hosts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -443,6 +443,8 @@ def print_console(summary: model.Summary, out: str) -> None:
     for i in summary["implementations"]:
         if i.get("root_cause"):
             print("  %s: root cause: %s" % (i["label"], i["root_cause"]))
+        for a in i.get("assumed", []):
+            print("  %s: assumed host fact: %s" % (i["label"], a))
     for i in summary["implementations"]:
         for p in i["problems"][:10]:
             print("  %s: %s" % (i["label"], p))

@@ -198,9 +198,9 @@ def load(path: str) -> list[Line]:
     return lines
 
 
-def _major_minor(release: str | None) -> tuple[int, int]:
+def _major_minor(release: str | None) -> tuple[int, int] | None:
     m = re.match(r"(\d+)(?:\.(\d+))?", release or "")
-    return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
 
 
 def condition_holds(cond: str, host: Host) -> bool:
@@ -211,6 +211,8 @@ def condition_holds(cond: str, host: Host) -> bool:
     m = re.fullmatch(r"kernel(>=|<)(.+)", cond)
     if m:
         have, want = _major_minor(host.get("kernel_release")), _major_minor(m.group(2))
+        if have is None or want is None:
+            return False  # an unknown kernel version satisfies neither side
         return have >= want if m.group(1) == ">=" else have < want
     m = re.fullmatch(r"paranoid(>=|<)(-?\d+)", cond)
     if m:

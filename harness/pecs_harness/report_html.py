@@ -107,6 +107,12 @@ def _root_causes(s: dict[str, Any], w: _Write) -> None:
         for label, cause in causes:
             w("<li><b>%s</b>: %s" % (e(label), e(cause)))
         w("</ul>")
+    assumed = [(i["label"], a) for i in s["implementations"] for a in i.get("assumed", [])]
+    if assumed:
+        w("<h2>Assumed host facts</h2><ul id=assumed-facts>")
+        for label, a in assumed:
+            w("<li><b>%s</b>: %s" % (e(label), e(a)))
+        w("</ul>")
 
 
 def _implementations(s: dict[str, Any], w: _Write) -> None:

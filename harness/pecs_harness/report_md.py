@@ -33,6 +33,13 @@ def _versions_and_causes(s: dict[str, Any], w: Callable[[str], None]) -> None:
         for label, cause in causes:
             w("- **%s**: %s" % (esc(label), esc(cause)))
         w("")
+    assumed = [(i["label"], a) for i in s["implementations"] for a in i.get("assumed", [])]
+    if assumed:
+        w("## Assumed host facts\n")
+        w("Guessed or not learned from the implementation; conditions on them judge a guess.\n")
+        for label, a in assumed:
+            w("- **%s**: %s" % (esc(label), esc(a)))
+        w("")
 
 
 def render(s: dict[str, Any]) -> str:

@@ -129,6 +129,13 @@ class Run:
                 and counts_ok(self.counts))
 
     @property
+    def assumed(self) -> list[str]:
+        """The host facts the runner guessed or could not learn, with why."""
+        src = self.data.get("host_sources", {}) if self.data else {}
+        return ["%s %s: %s" % (k, self.host.get(k, "?"), v) for k, v in src.items()
+                if str(v).startswith(("assumed", "unknown"))]
+
+    @property
     def refusal(self) -> str | None:
         """The implementation's refusal of the whole call where the host facts allow it."""
         if not self.data:
@@ -225,6 +232,8 @@ class Run:
             "impl": self.data["impl"] if self.data else None,
             "suite_version": self.suite_version,
             "root_cause": self.root_cause,
+            "host_sources": self.data.get("host_sources", {}) if self.data else {},
+            "assumed": self.assumed,
             "features": self.data.get("features", []) if self.data else [],
             "host": self.host,
             "expectations": self.expectations,

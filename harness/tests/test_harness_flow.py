@@ -359,3 +359,54 @@ def test_a_new_draft_records_features_and_floor(tmp_path: pathlib.Path,
     rc, out = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
                   "mine=%s" % exp, "import:" + res)
     assert rc == 0, out
+
+
+# ---- the static binary's options and the host facts' sources ----
+
+def test_features_declares_what_the_system_lacks(toy: str, tmp_path: pathlib.Path) -> None:
+    res = tmp_path / "r.json"
+    out = subprocess.run([toy, "--quiet", "--isolate", "--features", "-counting",
+                          "--filter", "Required.Toy.Open.*", "--json", str(res)],
+                         capture_output=True, text=True)
+    doc = json.loads(res.read_text())
+    assert "counting" not in doc["features"]
+    got = {r["id"]: r["status"] for r in doc["results"]}
+    assert got["Required.Toy.Open.TaskClock"] == "UNSUPPORTED", out
+    assert got["Required.Toy.Open.BadType"] == "PASS"
+    bad = subprocess.run([toy, "--features", "-nosuch"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a feature this runner claims" in bad.stderr
+    mixed = subprocess.run([toy, "--features", "counting,-mmap"], capture_output=True, text=True)
+    assert mixed.returncode == 2 and "mixes the two forms" in mixed.stderr
+
+
+def test_the_kernel_version_and_every_host_fact_name_their_source(
+        toy: str, tmp_path: pathlib.Path) -> None:
+    res = tmp_path / "r.json"
+    subprocess.run([toy, "--quiet", "--kernel", "5.4.0", "--filter", "Required.Toy.Open.*",
+                    "--json", str(res)], capture_output=True)
+    doc = json.loads(res.read_text())
+    assert doc["host"]["kernel_release"] == "5.4.0"
+    src = doc["host_sources"]
+    assert src["kernel_release"].startswith("--kernel")
+    assert set(src) >= {"ncpus", "paranoid", "privileged", "max_stack", "attr_size"}
+    assert all(v for v in src.values()), src
+
+
+def test_assumed_facts_are_shown_and_unknown_kernels_satisfy_no_condition(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = tmp_path / "uml.json"
+    results_file(res, {"R.A.0": ("FAIL", "FAIL", "x")})
+    doc = json.loads(res.read_text())
+    doc["host"].update(kernel_release="unknown", max_stack=127)
+    doc["host_sources"] = {"max_stack": "assumed 127: /proc/sys/kernel/perf_event_max_stack "
+                                        "unreadable", "kernel_release": "unknown: no host_facts"}
+    res.write_text(json.dumps(doc))
+    for cond in ("kernel>=1.0", "kernel<99.0"):
+        exp = tmp_path / "uml.txt"
+        exp.write_text("R.A.0 [%s] # judged on the kernel version\n" % cond)
+        rc, text = run(capsys, "report", "--out", str(tmp_path / "out"), "--expectations",
+                       "uml=%s" % exp, "import:" + str(res))
+        assert rc == 1, (cond, text)  # the line is inactive: the failure is not excused
+    assert "uml: assumed host fact: max_stack 127: assumed 127" in text
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## Assumed host facts" in md and "kernel_release unknown: unknown" in md
