@@ -212,6 +212,10 @@ static int run_suite(const struct run_args *a)
 			       pecs_fact_names[i], src);
 	}
 	for (size_t i = 0; i < s.nselected; i++) {
+		/* In process, a case that crashes takes the runner down before its verdict line:
+		 * name it first. */
+		if (!a->run.isolate)
+			printf("%sRUN         %s\n", tap_stdout ? "# " : "", s.selected[i]->id);
 		pecs_run_case(s.impl, &s.facts, s.selected[i], &a->run, &results[i]);
 		pecs_expect_apply(&s.expect, &results[i]);
 		if (!tap_stdout)

@@ -57,6 +57,10 @@ static void read_facts(const struct pecs_impl *impl, struct pecs_host_facts *fac
 	for (int i = 0; i < PECS_FACT_KERNEL_RELEASE; i++)
 		if (was[i] != is[i])
 			snprintf(src->of[i], sizeof(src->of[i]), "implementation (host_facts)");
+	/* The implementation's host_facts saw the suite's guess and kept it: its answer now. */
+	if (PECS_IMPL_HAS(impl, host_facts) && was[PECS_FACT_ATTR_SIZE] == is[PECS_FACT_ATTR_SIZE])
+		snprintf(src->of[PECS_FACT_ATTR_SIZE], sizeof(src->of[0]),
+			 "implementation (host_facts kept the suite's latest, %u)", facts->attr_size);
 	kernel_source(impl, facts, defaults.kernel_release, src);
 }
 

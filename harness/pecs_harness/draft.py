@@ -15,7 +15,9 @@ yourself, with the reason.
 The changes are listed on stderr (+ added, - removed); the file goes to --write FILE or
 stdout. Exit status: 0, or 2 when the results cannot be read.
 """
+import errno as errno_mod
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -90,7 +92,10 @@ def draft(data: results_mod.ResultsData, existing_text: str, path: str,
     errno = _cause_errno(root_cause)
     groups: list[tuple[str, list[CaseResult]]] = []
     if errno:
-        caused = [r for r in new if errno in r.message]
+        # Messages name the errno, or (older ones) print it as a number: "= -25".
+        number = getattr(errno_mod, errno, None)
+        caused = [r for r in new if errno in r.message or
+                  (number is not None and re.search(r"= -%d\b" % number, r.message))]
         groups.append(("# root cause: %s" % root_cause, caused))
         new = [r for r in new if r not in caused]
     groups.append(("# failing in the run of %s: replace each draft reason with the real one"

@@ -410,3 +410,15 @@ def test_assumed_facts_are_shown_and_unknown_kernels_satisfy_no_condition(
     assert "uml: assumed host fact: max_stack 127: assumed 127" in text
     md = (tmp_path / "out" / "report.md").read_text()
     assert "## Assumed host facts" in md and "kernel_release unknown: unknown" in md
+
+
+def test_in_process_the_crashing_case_is_named_and_outputs_are_checked_first(
+        toy: str, tmp_path: pathlib.Path) -> None:
+    crash = subprocess.run([toy, "--no-isolate", "--filter", "Required.Toy.Verdict.Crashes"],
+                           capture_output=True, text=True)
+    assert crash.returncode < 0  # the case took the runner down: its id is the last line
+    assert crash.stdout.splitlines()[-1] == "RUN         Required.Toy.Verdict.Crashes"
+    bad = subprocess.run([toy, "--isolate", "--json", str(tmp_path / "no" / "such.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "nothing was run" in bad.stderr
+    assert "Required.Toy" not in bad.stdout
