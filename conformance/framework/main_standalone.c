@@ -174,8 +174,10 @@ static int run_suite(const struct run_args *a)
 	signal(SIGALRM, startup_timed_out);
 	alarm(a->run.timeout_s ? a->run.timeout_s : 60);
 	const struct pecs_impl *impl = pecs_adapter();
-	if (a->features && *a->features && !(impl = narrow_features(impl, a->features)))
+	if (a->features && *a->features && !(impl = narrow_features(impl, a->features))) {
+		alarm(0);
 		return 2;
+	}
 	int rc = pecs_session_init(&s, impl, a->expectations, a->filter);
 	alarm(0);
 	if (rc < 0)

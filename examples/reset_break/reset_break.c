@@ -1,7 +1,9 @@
 /* A plugin that forwards every call to this kernel, with one regression on demand: with
  * PECS_BREAK_RESET=1 in its environment, PERF_EVENT_IOC_RESET answers EINVAL. Two runs of
  * it, with and without, are what `pecs_harness diff` is for: the diff must name the cases
- * that reset a counter, and nothing else. */
+ * that reset a counter, and nothing else. With PECS_HANG_FACTS=1 its host_facts never
+ * returns, as an emulator whose first perf_event_open blocks: the runner's --timeout must
+ * end the startup. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -90,6 +92,16 @@ static int rb_poll(void *ctx, int fd, short events, int timeout_ms)
 	return r < 0 ? -errno : r == 0 ? 0 : p.revents;
 }
 
+static int rb_host_facts(void *ctx, struct pecs_host_facts *facts)
+{
+	(void)ctx;
+	(void)facts; /* the suite's defaults read this host, which is the one forwarded to */
+	const char *hang = getenv("PECS_HANG_FACTS");
+	while (hang && strcmp(hang, "1") == 0)
+		pause();
+	return 0;
+}
+
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "sampling", "policy",
@@ -109,6 +121,7 @@ static const struct pecs_impl reset_break = {
 	.mmap = rb_mmap,
 	.munmap = rb_munmap,
 	.poll = rb_poll,
+	.host_facts = rb_host_facts,
 	.write = rb_write,
 };
 

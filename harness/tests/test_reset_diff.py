@@ -47,3 +47,14 @@ def test_the_diff_lists_exactly_the_reset_cases_as_regressions(
     assert cli.main(["diff", good, bad]) == 1
     assert cli.main(["diff", good, good]) == 0
     capsys.readouterr()
+
+
+def test_the_timeout_covers_the_startup_probes(tmp_path: pathlib.Path) -> None:
+    env = dict(os.environ, PECS_HANG_FACTS="1")
+    r = subprocess.run([built("conformance", "adapters", "plugin", "pecs-plugin"), "--plugin",
+                        built("examples", "reset_break", "libreset_break.so"), "--timeout", "2",
+                        "--json", str(tmp_path / "r.json")], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 2, r
+    assert "did not answer the startup probes" in r.stderr
+    assert not (tmp_path / "r.json").exists()
