@@ -5,6 +5,7 @@
 #include <setjmp.h>
 
 #include "pecs/case.h"
+#include "tally.h"
 
 /* Enough for the group-size case, which opens members until the kernel refuses. */
 #define PECS_MAX_TRACKED_FDS 4096
@@ -33,6 +34,8 @@ struct pecs_t {
 		void *arg;
 	} deferred[PECS_MAX_DEFERRED];
 	size_t ndeferred;
+	/* What each entry point answered this case, for the run's root cause. */
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
 };
 
 /* Runs the case's body (or its table row), then its pecs_defer() cleanups, whichever

@@ -46,10 +46,12 @@ static int eval_condition(const char *cond, const struct pecs_host_facts *f)
 		return f->privileged != 0;
 	if (strcmp(cond, "unprivileged") == 0)
 		return f->privileged == 0;
+	/* An unknown kernel version satisfies neither side: the line stays inactive. */
+	int known = isdigit((unsigned char)f->kernel_release[0]);
 	if (strncmp(cond, "kernel>=", 8) == 0 && isdigit((unsigned char)cond[8]))
-		return kernel_cmp(f->kernel_release, cond + 8) >= 0;
+		return known && kernel_cmp(f->kernel_release, cond + 8) >= 0;
 	if (strncmp(cond, "kernel<", 7) == 0 && isdigit((unsigned char)cond[7]))
-		return kernel_cmp(f->kernel_release, cond + 7) < 0;
+		return known && kernel_cmp(f->kernel_release, cond + 7) < 0;
 	if (strncmp(cond, "paranoid>=", 10) == 0)
 		return f->paranoid >= atoi(cond + 10);
 	if (strncmp(cond, "paranoid<", 9) == 0)
@@ -110,7 +112,10 @@ static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const 
 		return -EINVAL;
 	}
 	char *spec = trim(text);
-	char *bracket = strchr(spec, '[');
+	/* The conditions are the [..] after whitespace; a '[' inside the pattern is a glob's
+	 * character class (Required.Read.[AB]*). */
+	char *bracket = spec + strcspn(spec, " \t");
+	bracket = *bracket ? strchr(bracket, '[') : NULL;
 	l->active = 1;
 	if (bracket) {
 		char *close = strchr(bracket, ']');
@@ -222,7 +227,12 @@ int pecs_expect_load(struct pecs_expectations *e, const char *path,
 		struct pecs_expect_line *l = &e->lines[e->count];
 		memset(l, 0, sizeof(*l));
 		char msg[512];
-		rc = parse_line(l, s, lineno, path, facts, msg, sizeof(msg));
+		if (*s == '@')
+			rc = pecs_directive_parse(e, s, lineno, msg, sizeof(msg));
+		else
+			rc = parse_line(l, s, lineno, path, facts, msg, sizeof(msg));
+		if (rc == 0 && *s == '@')
+			continue;
 		if (rc == 0)
 			rc = check_duplicate(e, l, msg, sizeof(msg));
 		if (rc == 0) {
@@ -252,6 +262,7 @@ void pecs_expect_free(struct pecs_expectations *e)
 	for (size_t i = 0; i < e->nerrors; i++)
 		free(e->errors[i]);
 	free(e->errors);
+	free(e->features);
 	free(e->lines);
 	free(e->path);
 	memset(e, 0, sizeof(*e));

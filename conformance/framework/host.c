@@ -1,5 +1,6 @@
 /* What the suite knows of the host before the implementation says otherwise. */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,25 +10,51 @@
 
 #include "runner.h"
 
-static int read_proc_int(const char *path, int fallback)
+const char *const pecs_fact_names[PECS_FACT_COUNT] = {
+	"ncpus", "page_size", "max_stack", "max_sample_rate", "mlock_kb", "paranoid",
+	"privileged", "attr_size", "kernel_release",
+};
+
+/* Where a fact came from; "assumed ..." when the suite had to guess. */
+static void source(struct pecs_fact_sources *src, enum pecs_fact fact, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void source(struct pecs_fact_sources *src, enum pecs_fact fact, const char *fmt, ...)
+{
+	if (!src)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(src->of[fact], sizeof(src->of[fact]), fmt, ap);
+	va_end(ap);
+}
+
+static int read_proc_int(const char *path, int fallback, struct pecs_fact_sources *src,
+			 enum pecs_fact fact)
 {
 	FILE *f = fopen(path, "r");
 	int v;
-	if (!f)
+	if (!f) {
+		source(src, fact, "assumed %d: %s unreadable", fallback, path);
 		return fallback;
-	if (fscanf(f, "%d", &v) != 1)
+	}
+	if (fscanf(f, "%d", &v) != 1) {
 		v = fallback;
+		source(src, fact, "assumed %d: %s unparsable", fallback, path);
+	} else {
+		source(src, fact, "%s", path);
+	}
 	fclose(f);
 	return v;
 }
 
 /* Capabilities held inside a user namespace (Bazel's sandbox, rootless containers) do not
  * count for perf_event_open: the kernel checks them against the initial namespace. */
-static int in_initial_user_namespace(void)
+static int in_initial_user_namespace(int *known)
 {
 	FILE *f = fopen("/proc/self/uid_map", "r");
 	unsigned long inside, outside, count;
 	int initial = 1;
+	*known = f != NULL;
 	if (!f)
 		return 1;
 	if (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
@@ -36,10 +63,19 @@ static int in_initial_user_namespace(void)
 	return initial;
 }
 
-static int has_perf_privilege(void)
+static int has_perf_privilege(struct pecs_fact_sources *src)
 {
-	if (!in_initial_user_namespace())
+	int known;
+	if (!in_initial_user_namespace(&known)) {
+		source(src, PECS_FACT_PRIVILEGED, "capabilities, in a user namespace (uid_map)");
 		return 0;
+	}
+	if (!known)
+		source(src, PECS_FACT_PRIVILEGED, "assumed: /proc/self/uid_map unreadable, so a "
+		       "user namespace (where capabilities do not count) cannot be ruled out; "
+		       "capabilities decided");
+	else
+		source(src, PECS_FACT_PRIVILEGED, "capabilities (capget)");
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct data[2];
 	memset(data, 0, sizeof(data));
@@ -51,20 +87,40 @@ static int has_perf_privilege(void)
 	return admin || perfmon;
 }
 
-void pecs_host_defaults(struct pecs_host_facts *f)
+void pecs_host_defaults_sourced(struct pecs_host_facts *f, struct pecs_fact_sources *src)
 {
 	memset(f, 0, sizeof(*f));
+	if (src)
+		memset(src, 0, sizeof(*src));
 	f->size = sizeof(*f);
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	f->ncpus = n > 0 ? (int)n : 1;
+	source(src, PECS_FACT_NCPUS, n > 0 ? "sysconf" : "assumed 1: sysconf failed");
 	f->page_size = sysconf(_SC_PAGESIZE);
-	f->max_stack = read_proc_int("/proc/sys/kernel/perf_event_max_stack", 127);
-	f->max_sample_rate = read_proc_int("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
-	f->mlock_kb = read_proc_int("/proc/sys/kernel/perf_event_mlock_kb", 516);
-	f->paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid", 2);
-	f->privileged = has_perf_privilege();
+	source(src, PECS_FACT_PAGE_SIZE, "sysconf");
+	f->max_stack = read_proc_int("/proc/sys/kernel/perf_event_max_stack", 127, src,
+				     PECS_FACT_MAX_STACK);
+	f->max_sample_rate = read_proc_int("/proc/sys/kernel/perf_event_max_sample_rate", 100000,
+					   src, PECS_FACT_MAX_SAMPLE_RATE);
+	f->mlock_kb = read_proc_int("/proc/sys/kernel/perf_event_mlock_kb", 516, src,
+				    PECS_FACT_MLOCK_KB);
+	f->paranoid = read_proc_int("/proc/sys/kernel/perf_event_paranoid", 2, src,
+				    PECS_FACT_PARANOID);
+	f->privileged = has_perf_privilege(src);
 	f->attr_size = PECS_ATTR_SIZE_LATEST;
+	source(src, PECS_FACT_ATTR_SIZE, "assumed %u: the suite's latest attr size",
+	       PECS_ATTR_SIZE_LATEST);
 	struct utsname u;
-	if (uname(&u) == 0)
+	if (uname(&u) == 0) {
 		snprintf(f->kernel_release, sizeof(f->kernel_release), "%.63s", u.release);
+		source(src, PECS_FACT_KERNEL_RELEASE, "uname");
+	} else {
+		snprintf(f->kernel_release, sizeof(f->kernel_release), "unknown");
+		source(src, PECS_FACT_KERNEL_RELEASE, "unknown: uname failed");
+	}
+}
+
+void pecs_host_defaults(struct pecs_host_facts *f)
+{
+	pecs_host_defaults_sourced(f, NULL);
 }

@@ -62,21 +62,25 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"expectations", required_argument, 0, 'e'},
 		{"isolate", no_argument, 0, 'i'},
+		{"tap", required_argument, 0, 'T'},
 		{0, 0, 0, 0},
 	};
-	const char *expectations = NULL;
+	const char *expectations = NULL, *tap = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'e')
 			expectations = optarg;
 		else if (c == 'i')
 			run_opts.isolate = 1;
+		else if (c == 'T')
+			tap = optarg;
 		else
 			return 2;
 	}
 	if (pecs_session_init(&session, pecs_adapter(), expectations,
 			      getenv("TESTBRIDGE_TEST_ONLY")) < 0)
 		return 2;
+	session.version = pecs_suite_version;
 	size_t n = session.nselected;
 	results = calloc(n + 1, sizeof(*results));
 	struct CMUnitTest *tests = calloc(n + 2, sizeof(*tests));
@@ -105,9 +109,17 @@ int main(int argc, char **argv)
 	int failed = _cmocka_run_group_tests(group, tests, ntests, NULL, NULL);
 	char json[4096] = "";
 	const char *outdir = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-	if (outdir && *outdir)
+	char tap_default[4096];
+	if (outdir && *outdir) {
 		snprintf(json, sizeof(json), "%s/pecs-%s.json", outdir, session.impl->name);
-	int rc = pecs_session_finish(&session, results, n, json, getenv("XML_OUTPUT_FILE"));
+		/* Bazel keeps the outputs: TAP beside the JSON unless --tap said where. */
+		snprintf(tap_default, sizeof(tap_default), "%s/pecs-%s.tap", outdir,
+			 session.impl->name);
+		if (!tap)
+			tap = tap_default;
+	}
+	struct pecs_outputs out = {.json = json, .junit = getenv("XML_OUTPUT_FILE"), .tap = tap};
+	int rc = pecs_session_finish(&session, results, n, &out);
 	free(tests);
 	free(results);
 	pecs_session_free(&session);

@@ -49,13 +49,31 @@ static void json_list(FILE *f, const char *csv)
 	fputc(']', f);
 }
 
-int pecs_write_json(const struct pecs_report *rep, const char *path)
+/* What each entry point answered over the run, so the harness can find the root cause of
+ * shards merged. */
+static void json_calls(FILE *f, const struct pecs_call_tally *calls)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	fprintf(f, ",\n  \"calls\": {");
+	for (int i = 0; calls && i < PECS_ENTRY_COUNT; i++) {
+		const struct pecs_call_tally *t = &calls[i];
+		fprintf(f, "%s\"%s\": {\"calls\": %u, \"ok\": %u, \"cases\": %u, \"errno\": ",
+			i ? ", " : "", pecs_entry_name(i), t->calls, t->ok, t->cases);
+		if (t->err && !t->mixed)
+			json_str(f, pecs_errname(t->err));
+		else
+			fputs("null", f);
+		fprintf(f, ", \"mixed\": %s}", t->mixed ? "true" : "false");
+	}
+	fputc('}', f);
+}
+
+/* Everything before the shard and the results: what ran, on what, and what explains it. */
+static void json_head(FILE *f, const struct pecs_report *rep)
+{
 	const struct pecs_host_facts *h = rep->facts;
-	fprintf(f, "{\n  \"format\": \"pecs-results-1\",\n  \"impl\": ");
+	fprintf(f, "{\n  \"format\": \"pecs-results-1\",\n  \"suite_version\": ");
+	json_str(f, rep->version ? rep->version : "unknown");
+	fprintf(f, ",\n  \"impl\": ");
 	json_str(f, rep->impl->name);
 	fprintf(f, ",\n  \"features\": [");
 	for (const char *const *p = rep->impl->features; p && *p; p++)
@@ -66,11 +84,43 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		h->ncpus, h->page_size, h->max_stack, h->max_sample_rate, h->mlock_kb, h->paranoid,
 		h->privileged ? "true" : "false", h->attr_size);
 	json_str(f, h->kernel_release);
+	fprintf(f, ", \"unavailable\": ");
+	json_str(f, h->unavailable);
+	fprintf(f, "},\n  \"host_sources\": {");
+	for (int i = 0; rep->sources && i < PECS_FACT_COUNT; i++) {
+		fprintf(f, "%s\"%s\": ", i ? ", " : "", pecs_fact_names[i]);
+		json_str(f, rep->sources->of[i]);
+	}
 	fprintf(f, "},\n  \"expectations\": ");
 	if (rep->expectations && rep->expectations->path)
 		json_str(f, rep->expectations->path);
 	else
 		fputs("null", f);
+	fprintf(f, ",\n  \"root_cause\": ");
+	if (rep->root_cause && rep->root_cause[0])
+		json_str(f, rep->root_cause);
+	else
+		fputs("null", f);
+	json_calls(f, rep->calls);
+	fprintf(f, ",\n  \"refusal\": ");
+	if (rep->refusal && rep->refusal[0])
+		json_str(f, rep->refusal);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"gate_problems\": [");
+	for (size_t i = 0; i < rep->nproblems; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, rep->problems[i]);
+	}
+	fputc(']', f);
+}
+
+int pecs_write_json(const struct pecs_report *rep, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	json_head(f, rep);
 	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},\n  \"results\": [",
 		rep->shard_index, rep->shard_total);
 	for (size_t i = 0; i < rep->count; i++) {

@@ -23,6 +23,40 @@ static void xml_text(FILE *f, const char *s)
 	}
 }
 
+/* The gate's problems that are no case's own, one test each. */
+static void junit_run_cases(FILE *f, const struct pecs_report *rep)
+{
+	const struct pecs_counts *c = rep->counts;
+	if (c->stale) {
+		fprintf(f, "    <testcase classname=\"pecs.");
+		xml_text(f, rep->impl->name);
+		fprintf(f, "\" name=\"Expectations.NoStaleLines\"><failure message=\"%zu line(s) "
+			   "of ", c->stale);
+		xml_text(f, rep->expectations->path);
+		fprintf(f, " match no case\"/></testcase>\n");
+	}
+	if (c->bad_lines) {
+		fprintf(f, "    <testcase classname=\"pecs.");
+		xml_text(f, rep->impl->name);
+		fprintf(f, "\" name=\"Expectations.FileIsValid\"><failure message=\"");
+		for (size_t i = 0; i < rep->expectations->nerrors; i++) {
+			fputs(i ? "; " : "", f);
+			xml_text(f, rep->expectations->errors[i]);
+		}
+		fprintf(f, "\"/></testcase>\n");
+	}
+	if (rep->nproblems) {
+		fprintf(f, "    <testcase classname=\"pecs.");
+		xml_text(f, rep->impl->name);
+		fprintf(f, "\" name=\"Gate.RunAsAWhole\"><failure message=\"");
+		for (size_t i = 0; i < rep->nproblems; i++) {
+			fputs(i ? "; " : "", f);
+			xml_text(f, rep->problems[i]);
+		}
+		fprintf(f, "\"/></testcase>\n");
+	}
+}
+
 int pecs_write_junit(const struct pecs_report *rep, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -30,10 +64,11 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 		return -errno;
 	const struct pecs_counts *c = rep->counts;
 	size_t failures = c->n[PECS_FAIL] + c->n[PECS_XPASS] + (c->stale ? 1 : 0) +
-			  (c->bad_lines ? 1 : 0);
+			  (c->bad_lines ? 1 : 0) + (rep->nproblems ? 1 : 0);
 	size_t errors = c->n[PECS_BROKEN] + c->n[PECS_CRASH];
 	size_t skipped = c->n[PECS_UNSUPPORTED] + c->n[PECS_ENV_SKIP];
-	size_t tests = rep->count + (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0);
+	size_t tests = rep->count + (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0) +
+		       (rep->nproblems ? 1 : 0);
 	double total = 0;
 	for (size_t i = 0; i < rep->count; i++)
 		total += rep->results[i].ms;
@@ -74,24 +109,7 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path)
 		}
 		fprintf(f, "</testcase>\n");
 	}
-	if (c->stale) {
-		fprintf(f, "    <testcase classname=\"pecs.");
-		xml_text(f, rep->impl->name);
-		fprintf(f, "\" name=\"Expectations.NoStaleLines\"><failure message=\"%zu line(s) "
-			   "of ", c->stale);
-		xml_text(f, rep->expectations->path);
-		fprintf(f, " match no case\"/></testcase>\n");
-	}
-	if (c->bad_lines) {
-		fprintf(f, "    <testcase classname=\"pecs.");
-		xml_text(f, rep->impl->name);
-		fprintf(f, "\" name=\"Expectations.FileIsValid\"><failure message=\"");
-		for (size_t i = 0; i < rep->expectations->nerrors; i++) {
-			fputs(i ? "; " : "", f);
-			xml_text(f, rep->expectations->errors[i]);
-		}
-		fprintf(f, "\"/></testcase>\n");
-	}
+	junit_run_cases(f, rep);
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	return fclose(f) == 0 ? 0 : -errno;
 }

@@ -67,6 +67,7 @@ static void run_here(const struct pecs_impl *impl, const struct pecs_host_facts 
 	pecs_case_release(t);
 	impl->teardown(t->ctx);
 	r->raw = t->status;
+	memcpy(r->calls, t->calls, sizeof(r->calls));
 	snprintf(r->message, sizeof(r->message), "%s", t->message);
 	if (r->raw == PECS_UNSUPPORTED) {
 		/* Every feature the case needs is claimed, so skipping it hides a gap. */
@@ -83,6 +84,7 @@ static void run_here(const struct pecs_impl *impl, const struct pecs_host_facts 
 struct wire_result {
 	int status;
 	char message[1024];
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
 };
 
 static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
@@ -109,6 +111,7 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 		run_here(impl, facts, c, &mine);
 		struct wire_result w = {.status = (int)mine.raw};
 		memcpy(w.message, mine.message, sizeof(w.message));
+		memcpy(w.calls, mine.calls, sizeof(w.calls));
 		ssize_t ignored = write(p[1], &w, sizeof(w));
 		(void)ignored;
 		_exit(0);
@@ -147,6 +150,7 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 		r->raw = (enum pecs_status)w.status;
 		w.message[sizeof(w.message) - 1] = 0;
 		snprintf(r->message, sizeof(r->message), "%s", w.message);
+		memcpy(r->calls, w.calls, sizeof(r->calls));
 	} else if (timed_out) {
 		r->raw = PECS_CRASH;
 		snprintf(r->message, sizeof(r->message), "timed out after %u s and was killed",

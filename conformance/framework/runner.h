@@ -8,6 +8,11 @@
 
 #include "pecs/case.h"
 #include "pecs/impl.h"
+#include "tally.h"
+
+/* The suite version: the git commit the runner was built from (a stamped runner), or
+ * "unknown" / "unstamped". Defined by the library main_*.c is linked with. */
+extern const char pecs_suite_version[];
 
 /* ---- registry ---- */
 
@@ -33,6 +38,25 @@ int pecs_status_parse(const char *name, enum pecs_status *out);
 /* This host's facts as the suite sees them, then overridden by impl->host_facts. */
 void pecs_host_defaults(struct pecs_host_facts *facts);
 
+/* Where each host fact came from, so a guess is never read as an answer. */
+enum pecs_fact {
+	PECS_FACT_NCPUS,
+	PECS_FACT_PAGE_SIZE,
+	PECS_FACT_MAX_STACK,
+	PECS_FACT_MAX_SAMPLE_RATE,
+	PECS_FACT_MLOCK_KB,
+	PECS_FACT_PARANOID,
+	PECS_FACT_PRIVILEGED,
+	PECS_FACT_ATTR_SIZE,
+	PECS_FACT_KERNEL_RELEASE,
+	PECS_FACT_COUNT
+};
+extern const char *const pecs_fact_names[PECS_FACT_COUNT];
+struct pecs_fact_sources {
+	char of[PECS_FACT_COUNT][160]; /* "/proc/sys/...", "implementation", "assumed ..." */
+};
+void pecs_host_defaults_sourced(struct pecs_host_facts *facts, struct pecs_fact_sources *src);
+
 /* ---- running one case ---- */
 
 struct pecs_result {
@@ -44,6 +68,7 @@ struct pecs_result {
 	int expect_line;
 	const char *expect_reason;
 	double ms;
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* what the entry points answered */
 };
 
 struct pecs_run_opts {
@@ -74,7 +99,19 @@ struct pecs_expectations {
 	size_t count;
 	char **errors; /* "file:line: why", one per bad line; those lines are left out */
 	size_t nerrors;
+	/* Lines that gate the run as a whole (directives.c); a *_line of 0: absent. */
+	long floor;
+	int floor_line;
+	char *features; /* canonical: sorted, comma-joined */
+	int features_line;
+	int accept_refusal_line;
 };
+
+/* A line starting with '@' of e's file, parsed into e; -EINVAL with why in err. */
+int pecs_directive_parse(struct pecs_expectations *e, char *text, int lineno, char *err,
+			 size_t errlen);
+/* The features of list and csv together, sorted, unique and comma-joined (malloc'd). */
+char *pecs_features_canonical(const char *const *list, const char *csv);
 
 /* Loads path (NULL or "" gives an empty file). Conditions are evaluated against facts.
  * Returns 0; -EINVAL with the first "file:line: why" in err when a line is bad, having kept
@@ -104,6 +141,7 @@ struct pecs_counts {
 	size_t n[PECS_STATUS_COUNT];
 	size_t stale;
 	size_t bad_lines; /* of the expectations file */
+	size_t gate_problems; /* the run as a whole: floor, features, refusal */
 };
 
 void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r);
@@ -121,10 +159,20 @@ struct pecs_report {
 	size_t count;
 	const struct pecs_counts *counts;
 	int shard_index, shard_total;
+	const char *version;    /* pecs_suite_version of the runner */
+	const char *root_cause; /* pecs_root_cause's line, or "" */
+	const struct pecs_call_tally *calls; /* the run's, PECS_ENTRY_COUNT of them */
+	const char *refusal;             /* the implementation's own refusal, or "" */
+	const struct pecs_fact_sources *sources; /* NULL: not known */
+	const char (*problems)[512];     /* the gate's problems of the run as a whole */
+	size_t nproblems;
 };
 
 int pecs_write_json(const struct pecs_report *rep, const char *path);
 int pecs_write_junit(const struct pecs_report *rep, const char *path);
+/* TAP version 13 (kselftest's dialect); path "-" is stdout. */
+int pecs_write_tap(const struct pecs_report *rep, const char *path);
+int pecs_write_tap_to(const struct pecs_report *rep, FILE *f);
 
 /* ---- the run as Bazel and the standalone binary both drive it ---- */
 
@@ -135,6 +183,26 @@ struct pecs_session {
 	const struct pecs_case **selected;
 	size_t nselected;
 	int shard_index, shard_total;
+	const char *version;
+	char root_cause[640];
+	struct pecs_call_tally calls[PECS_ENTRY_COUNT]; /* summed over the results */
+	int filtered;      /* a filter chose the cases: the floor cannot be judged */
+	struct pecs_fact_sources sources;
+	const char *kernel_override; /* --kernel: the release the system under test implements */
+	/* facts.unavailable when the host facts allow the call: the implementation refused */
+	char refusal[200];
+#define PECS_MAX_GATE_PROBLEMS 4
+	char problems[PECS_MAX_GATE_PROBLEMS][512];
+	size_t nproblems;
+};
+
+/* The expectations file's directives against the run: fills s->problems. */
+void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c);
+
+/* Where pecs_session_finish writes; NULL or "" skips one. tap "-" is stdout, and then
+ * the summary line is a TAP comment. */
+struct pecs_outputs {
+	const char *json, *junit, *tap;
 };
 
 /* Checks the vtable, reads the host facts, loads expectations and selects the cases of this
@@ -145,6 +213,12 @@ void pecs_session_free(struct pecs_session *s);
 /* Writes JSON/JUnit where asked (NULL: skip), prints the summary line, touches the shard
  * status file; returns the process exit status (0 when the run passes). */
 int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
-			const char *json_path, const char *junit_path);
+			const struct pecs_outputs *out);
+/* Fills s->root_cause from the results' tallies; returns how many entry points it names. */
+int pecs_session_root_cause(struct pecs_session *s, const struct pecs_result *results,
+			    size_t n);
+/* 0 when path can be written (checked before the first case: a typo must not cost a whole
+ * run), else -errno. Leaves no file behind that was not there. */
+int pecs_output_check(const char *path);
 
 #endif /* PECS_RUNNER_H */

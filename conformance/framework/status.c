@@ -36,7 +36,8 @@ void pecs_counts_add(struct pecs_counts *c, const struct pecs_result *r)
 int pecs_counts_ok(const struct pecs_counts *c)
 {
 	return c->n[PECS_FAIL] == 0 && c->n[PECS_XPASS] == 0 && c->n[PECS_BROKEN] == 0 &&
-	       c->n[PECS_CRASH] == 0 && c->stale == 0 && c->bad_lines == 0;
+	       c->n[PECS_CRASH] == 0 && c->stale == 0 && c->bad_lines == 0 &&
+	       c->gate_problems == 0;
 }
 
 void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len)
@@ -50,6 +51,11 @@ void pecs_counts_line(const struct pecs_counts *c, char *buf, size_t len)
 		size_t used = strlen(buf);
 		snprintf(buf + used, len - used, ", %zu stale expectation line%s", c->stale,
 			 c->stale == 1 ? "" : "s");
+	}
+	if (c->gate_problems) {
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, ", %zu gate problem%s", c->gate_problems,
+			 c->gate_problems == 1 ? "" : "s");
 	}
 	if (c->bad_lines) {
 		size_t used = strlen(buf);

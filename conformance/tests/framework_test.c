@@ -302,7 +302,7 @@ static void test_expectations_bad_line_keeps_the_rest(void **s)
 	int fd = mkstemp(json);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(pecs_session_finish(&ss, res, 2, json, NULL), 1);
+	assert_int_equal(pecs_session_finish(&ss, res, 2, &(struct pecs_outputs){.json = json}), 1);
 	FILE *f = fopen(json, "r");
 	assert_non_null(f);
 	char text[8192];

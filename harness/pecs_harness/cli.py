@@ -8,7 +8,8 @@ import sys
 
 from . import behaviours as behaviours_mod
 from . import expectations as expect_mod
-from . import execute, impls, model, report_html, report_md
+from . import execute, impls, junit, model, report_html, report_md
+from . import version as version_mod
 from . import results as results_mod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,6 +21,8 @@ examples:
   python3 -m pecs_harness run                       # ref, kernel (root, unprivileged), example
   python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
   python3 -m pecs_harness report out/               # re-render from the results in out/
+  python3 -m pecs_harness diff before.json after.json  # regressions, fixes, XFAILs moved
+  python3 -m pecs_harness expectations out/mine.json --write conformance/expectations/mine.txt
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
   python3 -m pecs_harness capture                   # record this kernel's answers
   python3 -m pecs_harness crosscheck                # captured vectors vs this kernel
@@ -62,6 +65,27 @@ exit status: 0 when every case kept its verdict and every run passed its gate; 1
 case changed verdict or a run failed its gate; 2 when a run broke (no results) or for
 usage and setup errors.
 """
+
+
+def _file_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The commands that only read results files: diff and expectations."""
+    df = sub.add_parser("diff", help="what changed between two runs of one implementation: "
+                                     "regressions, fixes, XFAIL messages changed",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=(diff_doc() or ""))
+    df.add_argument("a", metavar="A", help="the earlier run: results FILE[,FILE] or summary.json")
+    df.add_argument("b", metavar="B", help="the later run, as A")
+    df.add_argument("--label", help="the implementation, in summary files that hold several")
+    df.add_argument("--force", action="store_true",
+                    help="compare runs of different implementations anyway")
+    ex = sub.add_parser("expectations", help="draft an expectations file from a results file, "
+                                             "or update one",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=(draft_doc() or ""))
+    ex.add_argument("results", metavar="RESULTS", help="results FILE[,FILE] of the run")
+    ex.add_argument("--write", metavar="FILE",
+                    help="the expectations file to update (created when missing); "
+                         "default: print the draft on stdout")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("inputs", nargs="*", metavar="DIR|[LABEL=]FILE|import:SPEC",
                      help="results files (pecs-results-1) or directories of them "
                           "(default: the --out directory)")
+    _file_commands(sub)
     cc = sub.add_parser("crosscheck", help="replay captured vectors against this kernel")
     cc.add_argument("--root", default=ROOT)
     cc.add_argument("--capture", help="the capture tool (default: "
@@ -130,6 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
     capt.add_argument("--out", help="vector file to write (default: ROOT/vectors/captured/"
                                     "linux_capture.json)")
     return ap
+
+
+def draft_doc() -> str | None:
+    from . import draft
+    return draft.__doc__
+
+
+def diff_doc() -> str | None:
+    from . import diff
+    return diff.__doc__
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -206,6 +241,7 @@ def _run_one(args: argparse.Namespace, impl: impls.Impl, out: str,
                                    args.run_timeout)
     run = results_mod.Run(impl.label, impl.kind, impl.source, data, error)
     run.want_expectations = impl.expectations
+    run.partial = bool(args.filter)
     # The runner's own --list is the whole suite it holds: gate now, so the line with
     # its counts appears as each implementation finishes.
     _gate(run, set(ids) | set(r.id for r in run.results), progress)
@@ -304,7 +340,11 @@ def _import_run(args: argparse.Namespace, impl: impls.Impl, taken: set[str]) -> 
                               None, str(e))
         run.want_expectations = None
         return run
-    run = results_mod.Run(_unique(impl.label or data["impl"], taken), "import", impl.source, data)
+    # The label is the implementation's: the one given, else the results file's name. The
+    # runner's impl is the adapter's ("syscall" for the static binary run inside qemu),
+    # and taking it would gate another system with Linux's own file.
+    run = results_mod.Run(_unique(impl.label or _import_label(impl.imports) or data["impl"],
+                                  taken), "import", impl.source, data)
     run.want_expectations = _expectations_for(args, run.label)
     if run.want_expectations is None:
         used = data.get("expectations")
@@ -313,6 +353,16 @@ def _import_run(args: argparse.Namespace, impl: impls.Impl, taken: set[str]) -> 
         elif used and not _explicitly_none(args, run.label):
             run.want_expectations = results_mod.AS_WRITTEN
     return run
+
+
+def _import_label(paths: list[str]) -> str:
+    """"qemu" for qemu.json or pecs-qemu.json (a shard's "-shardN" suffix is kept)."""
+    base = os.path.basename(paths[0]) if paths else ""
+    if base.endswith(".json"):
+        base = base[:-5]
+    if base.startswith("pecs-"):
+        base = base[5:]
+    return base
 
 
 def _explicitly_none(args: argparse.Namespace, label: str) -> bool:
@@ -346,7 +396,8 @@ def _finish(args: argparse.Namespace, runs: list[results_mod.Run], all_ids: set[
             _gate(run, all_ids, progress)
     path, catalogue = _catalogue(args)
     summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
-                          if path.startswith(args.root) else path, root=os.path.abspath(args.root))
+                          if path.startswith(args.root) else path, root=os.path.abspath(args.root),
+                          suite_version=version_mod.checkout_version(args.root))
     write_reports(summary, args.out)
     print_console(summary, args.out)
     return 0 if summary["ok"] else 1
@@ -355,6 +406,8 @@ def _finish(args: argparse.Namespace, runs: list[results_mod.Run], all_ids: set[
 def _gate(run: results_mod.Run, all_ids: set[str], progress: execute.Progress) -> None:
     run.gate(run.want_expectations, all_ids)
     run.gated = True
+    if run.root_cause:
+        progress.say("  %s: root cause: %s" % (run.label, run.root_cause))
     progress.say("  %s: %s: %s" % (run.label, _counts_line(run.counts),
                                    "ok" if run.ok else "FAIL"))
 
@@ -374,6 +427,7 @@ def write_reports(summary: model.Summary, out: str) -> None:
         f.write(report_md.render(summary))
     with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
         f.write(report_html.render(summary))
+    junit.write(summary, os.path.join(out, "junit.xml"))
 
 
 def print_console(summary: model.Summary, out: str) -> None:
@@ -387,6 +441,11 @@ def print_console(summary: model.Summary, out: str) -> None:
         print("%-*s " % (width, i["label"]) + " ".join("%6d" % i["counts"][k] for _, k in cols) +
               "  " + ("ok" if i["ok"] else "FAIL"))
     for i in summary["implementations"]:
+        if i.get("root_cause"):
+            print("  %s: root cause: %s" % (i["label"], i["root_cause"]))
+        for a in i.get("assumed", []):
+            print("  %s: assumed host fact: %s" % (i["label"], a))
+    for i in summary["implementations"]:
         for p in i["problems"][:10]:
             print("  %s: %s" % (i["label"], p))
         if len(i["problems"]) > 10:
@@ -395,8 +454,9 @@ def print_console(summary: model.Summary, out: str) -> None:
     if cov["found"]:
         print("coverage: %d behaviours, %d without a case, %d without a vector" % (
             len(cov["behaviours"]), len(cov["no_case"]), len(cov["no_vector"])))
-    print("report: %s (also report.md, summary.json)  verdict: %s" % (
-        os.path.join(out, "report.html"), "PASS" if summary["ok"] else "FAIL"))
+    print("report: %s (also report.md, summary.json, junit.xml)  suite %s  verdict: %s" % (
+        os.path.join(out, "report.html"), summary.get("suite_version", "unknown"),
+        "PASS" if summary["ok"] else "FAIL"))
 
 
 def _report_inputs(args: argparse.Namespace) -> list[str]:
@@ -452,6 +512,12 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_report(args)
     if args.command == "stress":
         return cmd_stress(args)
+    if args.command == "diff":
+        from . import diff
+        return diff.main(args.a, args.b, args.label, args.force)
+    if args.command == "expectations":
+        from . import draft
+        return draft.main(args.results, args.write)
     if args.command == "capture":
         return cmd_capture(args)
     if args.command == "crosscheck":

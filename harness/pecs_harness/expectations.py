@@ -62,8 +62,11 @@ def _parse_line(s: str, where: str) -> tuple[str, list[str], str]:
         raise ExpectationsError("%s: the reason after '#' is empty: say why it fails" % where)
     spec = spec.strip()
     conditions = []
-    if "[" in spec:
-        pattern, _, rest = spec.partition("[")
+    # The conditions are the [..] after whitespace; a '[' inside the pattern is a glob's
+    # character class (Required.Read.[AB]*).
+    m = re.match(r"(\S+)\s+\[(.*)$", spec)
+    if m:
+        pattern, rest = m.group(1), m.group(2)
         inner, close, tail = rest.partition("]")
         if not close or tail.strip():
             raise ExpectationsError(
@@ -78,6 +81,65 @@ def _parse_line(s: str, where: str) -> tuple[str, list[str], str]:
     return spec, conditions, reason
 
 
+@dataclass
+class Directives:
+    """The lines that gate a run as a whole (conformance/framework/directives.c): `@floor N`,
+    `@features LIST` and `@accept-refusal`, each with its line number (0: absent)."""
+    path: str = ""
+    floor: int = 0
+    floor_line: int = 0
+    features: list[str] | None = None
+    features_line: int = 0
+    accept_refusal_line: int = 0
+
+
+def _directive(d: Directives, s: str, lineno: int, where: str) -> None:
+    spec, hash_, reason = s.partition("#")
+    if not hash_ or not reason.strip():
+        raise ExpectationsError("%s: every line needs a reason: append '# why'" % where)
+    name, _, arg = spec[1:].strip().partition(" ")
+    arg = arg.strip()
+    taken = {"floor": d.floor_line, "features": d.features_line,
+             "accept-refusal": d.accept_refusal_line}.get(name)
+    if taken:
+        raise ExpectationsError("%s: duplicate of %s:%d ('@%s'): delete one of the two lines" %
+                                (where, d.path, taken, name))
+    if name == "floor" and re.fullmatch(r"\d+", arg):
+        d.floor, d.floor_line = int(arg), lineno
+    elif name == "floor":
+        raise ExpectationsError("%s: '@floor N': N is the least number of passes" % where)
+    elif name == "features":
+        items = [] if arg == "-" else re.split(r"[,\s]+", arg)
+        d.features, d.features_line = sorted(set(i for i in items if i)), lineno
+    elif name == "accept-refusal" and not arg:
+        d.accept_refusal_line = lineno
+    else:
+        raise ExpectationsError("%s: unknown line '@%s' (known: @floor N, @features LIST, "
+                                "@accept-refusal)" % (where, name))
+
+
+def directives(text: str, path: str) -> tuple[Directives, list[str]]:
+    """The @ lines of a file, and one message per bad one."""
+    d = Directives(path)
+    errors = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if s.startswith("@"):
+            try:
+                _directive(d, s, lineno, "%s:%d" % (path, lineno))
+            except ExpectationsError as e:
+                errors.append(str(e))
+    return d, errors
+
+
+def load_directives(path: str) -> tuple[Directives, list[str]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return directives(f.read(), path)
+    except (OSError, UnicodeDecodeError):
+        return Directives(path), []  # load_all reports the file itself
+
+
 def parse_all(text: str, path: str) -> tuple[list[Line], list[str]]:
     """(lines, errors): every usable line, and one message per bad line, so a file with a
     mistake still gates the cases its other lines name while the gate reports the mistake.
@@ -89,8 +151,8 @@ def parse_all(text: str, path: str) -> tuple[list[Line], list[str]]:
     first: dict[tuple[str, frozenset[str]], int] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
-        if not s or s.startswith("#"):
-            continue
+        if not s or s.startswith("#") or s.startswith("@"):
+            continue  # @ lines: directives()
         where = "%s:%d" % (path, lineno)
         try:
             spec, conditions, reason = _parse_line(s, where)
@@ -136,9 +198,9 @@ def load(path: str) -> list[Line]:
     return lines
 
 
-def _major_minor(release: str | None) -> tuple[int, int]:
+def _major_minor(release: str | None) -> tuple[int, int] | None:
     m = re.match(r"(\d+)(?:\.(\d+))?", release or "")
-    return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
 
 
 def condition_holds(cond: str, host: Host) -> bool:
@@ -149,6 +211,8 @@ def condition_holds(cond: str, host: Host) -> bool:
     m = re.fullmatch(r"kernel(>=|<)(.+)", cond)
     if m:
         have, want = _major_minor(host.get("kernel_release")), _major_minor(m.group(2))
+        if have is None or want is None:
+            return False  # an unknown kernel version satisfies neither side
         return have >= want if m.group(1) == ">=" else have < want
     m = re.fullmatch(r"paranoid(>=|<)(-?\d+)", cond)
     if m:

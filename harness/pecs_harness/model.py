@@ -28,7 +28,7 @@ def _shorter(text: str | None, root: str | None) -> str | None:
 
 def build(runs: Sequence[Run], catalogue: list[dict[str, str]] | None,
           catalogue_path: str | None = None, now: datetime.datetime | None = None,
-          root: str | None = None) -> Summary:
+          root: str | None = None, suite_version: str | None = None) -> Summary:
     labels = [r.label for r in runs]
     areas: dict[str, dict[str, Any]] = {}
     cases: dict[str, dict[str, Any]] = {}
@@ -50,6 +50,8 @@ def build(runs: Sequence[Run], catalogue: list[dict[str, str]] | None,
             area.setdefault(label, {"counts": empty_counts(), "cases": []})
     return {
         "format": SUMMARY_FORMAT,
+        # The checkout that gated and rendered; each implementation has its runner's too.
+        "suite_version": suite_version or "unknown",
         "generated": (now or datetime.datetime.now(datetime.timezone.utc)).strftime(
             "%Y-%m-%dT%H:%M:%SZ"),
         "implementations": [_implementation(r, root) for r in runs],

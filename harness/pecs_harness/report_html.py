@@ -84,6 +84,10 @@ def render(s: dict[str, Any]) -> str:
     w("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>")
     w("<title>pecs conformance report</title><style>%s</style></head><body>" % CSS)
     w("<h1>pecs conformance report</h1>")
+    w('<p id=suite-versions>Suite %s (checkout); runners: %s.</p>' % (
+        e(s.get("suite_version", "unknown")), e(", ".join(
+            "%s %s" % (i["label"], i.get("suite_version", "unknown"))
+            for i in s["implementations"]))))
     w('<p>Generated %s. Verdict: <span id=verdict class="%s">%s</span></p>' % (
         e(s["generated"]), "verdict-ok" if s["ok"] else "verdict-fail",
         "PASS" if s["ok"] else "FAIL"))
@@ -95,8 +99,25 @@ def render(s: dict[str, Any]) -> str:
     return "\n".join(o) + "\n"
 
 
+def _root_causes(s: dict[str, Any], w: _Write) -> None:
+    """First the one fact behind many failures, where a run has one."""
+    causes = [(i["label"], i["root_cause"]) for i in s["implementations"] if i.get("root_cause")]
+    if causes:
+        w("<h2>Root causes</h2><ul id=root-causes>")
+        for label, cause in causes:
+            w("<li><b>%s</b>: %s" % (e(label), e(cause)))
+        w("</ul>")
+    assumed = [(i["label"], a) for i in s["implementations"] for a in i.get("assumed", [])]
+    if assumed:
+        w("<h2>Assumed host facts</h2><ul id=assumed-facts>")
+        for label, a in assumed:
+            w("<li><b>%s</b>: %s" % (e(label), e(a)))
+        w("</ul>")
+
+
 def _implementations(s: dict[str, Any], w: _Write) -> None:
     """The table of implementations and the gating problems."""
+    _root_causes(s, w)
     w("<h2>Implementations</h2><table id=implementations><tr><th>implementation<th>what ran"
       "<th>kernel<th>privileged<th>expectations" +
       "".join("<th>%s" % k for k in COUNT_ORDER) + "<th>gate</tr>")

@@ -1,4 +1,5 @@
 """report.md: the report as Markdown, for CI logs and code review."""
+from collections.abc import Callable
 from typing import Any
 
 from .statuses import COUNT_ORDER
@@ -21,11 +22,32 @@ def cell_text(counts: dict[str, int]) -> str:
     return ", ".join(parts) if parts else "-"
 
 
+def _versions_and_causes(s: dict[str, Any], w: Callable[[str], None]) -> None:
+    """What ran, and the one fact behind many failures, before any table."""
+    w("Suite %s (checkout); runners: %s.\n" % (esc(s.get("suite_version", "unknown")), esc(
+        ", ".join("%s %s" % (i["label"], i.get("suite_version", "unknown"))
+                  for i in s["implementations"]))))
+    causes = [(i["label"], i["root_cause"]) for i in s["implementations"] if i.get("root_cause")]
+    if causes:
+        w("## Root causes\n")
+        for label, cause in causes:
+            w("- **%s**: %s" % (esc(label), esc(cause)))
+        w("")
+    assumed = [(i["label"], a) for i in s["implementations"] for a in i.get("assumed", [])]
+    if assumed:
+        w("## Assumed host facts\n")
+        w("Guessed or not learned from the implementation; conditions on them judge a guess.\n")
+        for label, a in assumed:
+            w("- **%s**: %s" % (esc(label), esc(a)))
+        w("")
+
+
 def render(s: dict[str, Any]) -> str:
     out: list[str] = []
     w = out.append
     w("# pecs conformance report\n")
     w("Generated %s. Verdict: **%s**.\n" % (s["generated"], "PASS" if s["ok"] else "FAIL"))
+    _versions_and_causes(s, w)
     w("## Implementations\n")
     w("| implementation | what ran | kernel | privileged | expectations | " +
       " | ".join(COUNT_ORDER) + " | gate |")

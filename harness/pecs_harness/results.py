@@ -8,6 +8,7 @@ from collections.abc import Collection
 from typing import Any
 
 from . import expectations as expect_mod
+from . import rootcause
 from .case_result import CaseResult
 from .statuses import STATUSES, count, counts_ok
 
@@ -72,6 +73,11 @@ def merge_shards(parts: list[ResultsData], where: str = "results") -> ResultsDat
         for s in p.get("stale", []):
             stale[(s["line"], s["pattern"])] = s
     merged["results"].sort(key=lambda r: r["id"])
+    versions = sorted(set(str(p.get("suite_version", "unknown")) for p in parts))
+    merged["suite_version"] = versions[0] if len(versions) == 1 else "mixed: " + ", ".join(versions)
+    if any("calls" in p for p in parts):
+        merged["calls"] = rootcause.sum_calls(p.get("calls") for p in parts)
+        merged["root_cause"] = rootcause.line(merged["calls"])
     merged["stale"] = sorted(stale.values(), key=lambda s: s["line"])
     merged["shard"] = {"index": 0, "total": 1}
     return merged
@@ -96,14 +102,75 @@ class Run:
         # Set by the driver: the file gate() applies, and whether it has run yet.
         self.want_expectations: str | _AsWritten | None = None
         self.gated = False
+        self.partial = False  # a filter chose the cases: the floor cannot be judged
+        self.gate_problems: list[str] = []  # the run as a whole: floor, features, refusal
 
     @property
     def host(self) -> dict[str, Any]:
         return self.data["host"] if self.data else {}
 
     @property
+    def suite_version(self) -> str:
+        """The version of the runner that wrote the results ("unknown" for older files)."""
+        return str(self.data.get("suite_version", "unknown")) if self.data else "unknown"
+
+    @property
+    def root_cause(self) -> str | None:
+        """One line naming the entry point that answered every call with one errno."""
+        if not self.data:
+            return None
+        if "calls" in self.data:
+            return rootcause.line(self.data["calls"])
+        return self.data.get("root_cause")
+
+    @property
     def ok(self) -> bool:
-        return self.error is None and not self.expectation_errors and counts_ok(self.counts)
+        return (self.error is None and not self.expectation_errors and not self.gate_problems
+                and counts_ok(self.counts))
+
+    @property
+    def assumed(self) -> list[str]:
+        """The host facts the runner guessed or could not learn, with why."""
+        src = self.data.get("host_sources", {}) if self.data else {}
+        return ["%s %s: %s" % (k, self.host.get(k, "?"), v) for k, v in src.items()
+                if str(v).startswith(("assumed", "unknown"))]
+
+    @property
+    def refusal(self) -> str | None:
+        """The implementation's refusal of the whole call where the host facts allow it."""
+        if not self.data:
+            return None
+        if "refusal" in self.data:
+            return self.data["refusal"]
+        h = self.host
+        if h.get("unavailable") and (h.get("privileged") or int(h.get("paranoid", 0)) < 3):
+            return str(h["unavailable"])
+        return None
+
+    def _gate_directives(self, d: expect_mod.Directives) -> list[str]:
+        out = []
+        where = d.path or "its expectations file"
+        if d.floor_line and not self.partial and self.counts["passed"] < d.floor:
+            out.append("%d passed, below the floor of %d in %s:%d: a regression, or lower the "
+                       "floor there with the reason" % (self.counts["passed"], d.floor, d.path,
+                                                        d.floor_line))
+        mine = sorted(set(self.data.get("features", []))) if self.data else []
+        if d.features is not None and self.data is not None and mine != d.features:
+            added = sorted(set(mine) - set(d.features))
+            dropped = sorted(set(d.features) - set(mine))
+            out.append("the claimed features changed from %s:%d (%s%s): if that is meant, "
+                       "write '@features %s # why' there" % (
+                           d.path, d.features_line,
+                           " ".join("+" + f for f in added),
+                           (" " if added and dropped else "") + " ".join("-" + f for f in dropped),
+                           ",".join(mine) or "-"))
+        if self.refusal and not d.accept_refusal_line:
+            out.append("%s; the host facts allow the call (privileged %s, perf_event_paranoid "
+                       "%s), so the implementation refused it and its %d ENV_SKIPs are not the "
+                       "host's: fix it, or accept it with '@accept-refusal # why' in %s" % (
+                           self.refusal, "yes" if self.host.get("privileged") else "no",
+                           self.host.get("paranoid", "?"), self.counts["env_skipped"], where))
+        return out
 
     def gate(self, expectations_path: str | _AsWritten | None,
              all_case_ids: Collection[str]) -> bool:
@@ -119,10 +186,13 @@ class Run:
         else:
             lines: list[expect_mod.Line] = []
             self.expectation_errors = []
+            directives = expect_mod.Directives()
             if expectations_path:
+                directives, errors = expect_mod.load_directives(expectations_path)
                 # A bad line costs only the gate: the good lines still apply, and every
                 # result stays in the report.
                 lines, self.expectation_errors = expect_mod.load_all(expectations_path)
+                self.expectation_errors += errors
                 self.expectations = expectations_path
             if self.data is not None:
                 self.results = [expect_mod.apply(lines, self.host, r) for r in self.results]
@@ -130,19 +200,29 @@ class Run:
                           for l in expect_mod.stale(lines, all_case_ids)]
         self.counts = count(self.results)
         self.counts["stale"] = len(self.stale)
+        if isinstance(expectations_path, _AsWritten):
+            self.gate_problems = list(self.data.get("gate_problems", [])) if self.data else []
+        else:
+            self.gate_problems = self._gate_directives(directives)
         self.problems = []
         if self.error:
             self.problems.append(self.error)
         self.problems.extend("expectations: " + e for e in self.expectation_errors)
+        self.problems.extend("gate: " + p for p in self.gate_problems)
         for r in self.results:
             if r.status == "XPASS":
                 self.problems.append("XPASS %s: %s" % (r.id, r.message))
             elif r.status in ("FAIL", "BROKEN", "CRASH"):
-                self.problems.append("%s %s: %s (not in %s: fix it or list it with a reason)" % (
-                    r.status, r.id, r.message or "no message",
-                    self.expectations or "an expectations file"))
+                self.problems.append("%s %s: %s (%s)" % (
+                    r.status, r.id, r.message or "no message", self._advice()))
         self.problems.extend("stale: " + s for s in self.stale)
         return self.ok
+
+    def _advice(self) -> str:
+        if self.expectations:
+            return "not in %s: fix it or list it with a reason" % self.expectations
+        return ("no expectations file for %s: fix it, or draft one with `pecs_harness "
+                "expectations` and give each line a reason" % self.label)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +230,10 @@ class Run:
             "kind": self.kind,
             "source": self.source,
             "impl": self.data["impl"] if self.data else None,
+            "suite_version": self.suite_version,
+            "root_cause": self.root_cause,
+            "host_sources": self.data.get("host_sources", {}) if self.data else {},
+            "assumed": self.assumed,
             "features": self.data.get("features", []) if self.data else [],
             "host": self.host,
             "expectations": self.expectations,

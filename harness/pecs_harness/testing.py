@@ -23,9 +23,13 @@ def toy_runner(build_dir: str) -> str:
     if not os.path.isfile(out):
         fw = [p for p in glob.glob(os.path.join(ROOT, "conformance", "framework", "*.c"))
               if not os.path.basename(p).startswith("main_cmocka")]
+        # Bazel generates the suite version; a runner built by hand has none.
+        version = os.path.join(build_dir, "suite_version.c")
+        with open(version, "w", encoding="utf-8") as f:
+            f.write('const char pecs_suite_version[] = "unknown";\n')
         cmd = (["gcc", "-std=gnu11", "-O1", "-I", os.path.join(ROOT, "conformance", "include"),
                 "-I", os.path.join(ROOT, "abi", "include"),
-                "-I", os.path.join(ROOT, "conformance", "framework")] + sorted(fw) +
+                "-I", os.path.join(ROOT, "conformance", "framework")] + sorted(fw) + [version] +
                [os.path.join(ROOT, "conformance", "adapters", "syscall.c"),
                 os.path.join(ROOT, "harness", "tests", "toy", "toy_cases.c"), "-o", out, "-lm"])
         subprocess.run(cmd, check=True)
