@@ -20,6 +20,7 @@ import gzip
 import hashlib
 import json
 import shlex
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,7 +132,7 @@ def _finish_frame(out: PassOutcome, chunks: list[str], end: list[str]) -> None:
     want = end[0][len("sha256="):] if end and end[0].startswith("sha256=") else ""
     try:
         raw = gzip.decompress(base64.b64decode("".join(chunks), validate=True))
-    except (binascii.Error, OSError, EOFError) as e:
+    except (binascii.Error, OSError, EOFError, zlib.error) as e:
         out.error = "the results frame does not decode: %s" % e
         return
     if hashlib.sha256(raw).hexdigest() != want:
