@@ -58,9 +58,9 @@ PECS_CASE("Required.Mmap.Redirected.MappingItIsEbusy",
 	 * takes event->rb as it is); measured EBUSY on 6.18, the release between is not
 	 * pinned: 6.13 is assumed. */
 	if (pecs_linux_before(t, 6, 13)) {
+		/* kept mapped: its munmap would detach the source from the target's ring */
 		PECS_CHECK_OK(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE,
 					   MAP_SHARED, 0, &m));
-		PECS_CHECK_OK(t, pecs_munmap(t, m, pages(t, 2)));
 	} else {
 		PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE,
 					    MAP_SHARED, 0, &m), EBUSY);

@@ -152,8 +152,11 @@ def _source(impl: VmImpl, con: vm_guest.Console, p: vm_guest.Pass, acc: str) -> 
     got = con.passes.get(p.label)
     sysctls = ", ".join("%s=%s" % (k.split(".")[-1], v) for k, v in
                         sorted(got.sysctls.items()) if v) if got else ""
+    # /proc/version ends "... Debian 6.1.192-3 (2025-01-02)": the point release
+    build = re.search(r"(\d+\.\d+\.\d+\S*) \(\d{4}-\d\d-\d\d\)\s*$", con.build or "")
+    release = (con.release or "?") + (" (%s)" % build.group(1) if build else "")
     return "Linux %s in qemu (%s, %s cpus), %s; %s; %s" % (
-        con.release or "?", acc.upper(), con.cpus or "?",
+        release, acc.upper(), con.cpus or "?",
         "as uid 65534, no capabilities" if p.unprivileged else "as root",
         sysctls or "sysctls not reported", impl.source)
 

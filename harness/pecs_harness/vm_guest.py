@@ -43,6 +43,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 . /pecs/config
 echo "@@PECS guest $(uname -r) cpus=$(nproc)"
+echo "@@PECS build $(cat /proc/version)"
 
 # pass LABEL root|unprivileged [SYSCTL=VALUE...]
 pass() {
@@ -120,6 +121,7 @@ class PassOutcome:
 @dataclass
 class Console:
     release: str | None = None
+    build: str | None = None      # /proc/version: Debian's point release is only there
     cpus: int | None = None
     done: bool = False
     passes: dict[str, PassOutcome] = field(default_factory=dict)
@@ -164,6 +166,8 @@ def parse(text: str) -> Console:
             con.release = rest[0]
             if len(rest) > 1 and rest[1].startswith("cpus="):
                 con.cpus = int(rest[1][5:]) if rest[1][5:].isdigit() else None
+        elif kind == "build":
+            con.build = line[len(MARK) + len("build "):].strip()
         elif kind == "done":
             con.done = True
         elif kind == "pass" and len(rest) == 2 and rest[1] == "begin":
