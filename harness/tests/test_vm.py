@@ -9,6 +9,7 @@ import os
 import pathlib
 import stat
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -196,3 +197,99 @@ def test_qemu_argv_bounds_the_guest() -> None:
     assert "panic=-1" in append.split() and "console=ttyS0" in append.split()
     assert "-no-reboot" in argv and argv[argv.index("-machine") + 1] == "accel=tcg"
     assert vm.qemu_argv("/k", "/i", 2, "kvm")[argv.index("-cpu") + 1] == "host"
+
+
+# A stand-in for qemu: checks the initramfs it is given, then prints what the guest's
+# init would for each pass in /pecs/config ("hang" in the kernel's name: prints and hangs).
+FAKE_QEMU = r'''#!%(python)s
+import base64, gzip, hashlib, json, shlex, sys, time
+sys.path.insert(0, %(harness)r)
+from pecs_harness import vm_initramfs
+argv = sys.argv[1:]
+kernel, initrd = argv[argv.index("-kernel") + 1], argv[argv.index("-initrd") + 1]
+with open(initrd, "rb") as f:
+    members = {e.name: e for e in vm_initramfs.read_newc(gzip.decompress(f.read()))}
+assert members["pecs/runner"].data == b"static runner", "not the runner it was given"
+print("@@PECS guest 6.1.0-99-fake cpus=2\r")
+if "hang" in kernel:
+    sys.stdout.flush()
+    time.sleep(600)
+for line in members["pecs/config"].data.decode().splitlines():
+    words = shlex.split(line)
+    if not words or words[0] != "pass":
+        continue
+    label, who = words[1], words[2]
+    results = {"format": "pecs-results-1", "impl": "syscall", "features": [],
+               "host": {"kernel_release": "6.1.0-99-fake", "privileged": who == "root",
+                        "paranoid": 2},
+               "results": [{"id": "Required.A", "status": "PASS", "raw_status": "PASS"},
+                           {"id": "Required.B", "status": "FAIL", "raw_status": "FAIL",
+                            "message": "old answer"}],
+               "counts": {}}
+    raw = json.dumps(results).encode()
+    print("@@PECS pass %%s begin\r" %% label)
+    print("@@PECS result %%s rc=1\r" %% label)
+    print("@@B " + base64.b64encode(gzip.compress(raw)).decode() + "\r")
+    print("@@PECS end %%s sha256=%%s\r" %% (label, hashlib.sha256(raw).hexdigest()))
+print("@@PECS done\r")
+'''
+
+
+def _fake_setup(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    import shutil
+    import sys
+    if not (shutil.which("busybox") or os.path.isfile("/bin/busybox")) or \
+            not shutil.which("setpriv"):
+        pytest.skip("busybox or setpriv missing on this host")
+    harness = os.path.dirname(os.path.dirname(os.path.abspath(vm.__file__)))
+    bindir = tmp_path / "path"
+    bindir.mkdir()
+    qemu = bindir / vm.QEMU
+    qemu.write_text(FAKE_QEMU % {"python": sys.executable, "harness": harness})
+    qemu.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, os.environ.get("PATH", "")))
+    runner = tmp_path / "bin" / "conformance" / "pecs-syscall-static"
+    runner.parent.mkdir(parents=True)
+    runner.write_bytes(b"static runner")
+    (tmp_path / "vmlinuz-6.1.0-99-fake").write_bytes(b"kernel")
+    (tmp_path / "vmlinuz-6.1.0-99-hang").write_bytes(b"kernel")
+    (tmp_path / "exp.txt").write_text("Required.B  # the old answer, a bug fixed later\n")
+    return tmp_path
+
+
+def _drive(tmp_path: pathlib.Path, kernel: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    from pecs_harness import cli
+    out = tmp_path / "out"
+    rc = cli.main(["run", "--quiet", "--root", str(tmp_path), "--bin", str(tmp_path / "bin"),
+                   "--out", str(out), "--impl", "vm:" + str(tmp_path / kernel),
+                   "--expectations", "linux-6.1=" + str(tmp_path / "exp.txt"), *extra])
+    with open(out / "summary.json", encoding="utf-8") as f:
+        return rc, json.load(f)
+
+
+def test_driver_gates_each_pass_of_a_guest(tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-fake")
+    impls = {i["label"]: i for i in summary["implementations"]}
+    assert sorted(impls) == ["linux-6.1", "linux-6.1-unprivileged"]
+    for label, i in impls.items():
+        assert i["kind"] == "vm" and i["error"] is None, i
+        # The unprivileged pass falls back to linux-6.1's file: B is a known failure.
+        assert i["counts"]["passed"] == 1 and i["counts"]["xfail"] == 1, i
+        assert i["host"]["kernel_release"] == "6.1.0-99-fake"
+        assert (root / "out" / (label + ".json")).is_file()
+    assert "as uid 65534" in impls["linux-6.1-unprivileged"]["source"]
+    assert (root / "out" / "linux-6.1.console.log").is_file()
+    assert rc == 0
+
+
+def test_driver_names_a_hung_guest(tmp_path: pathlib.Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-hang", "--run-timeout", "2")
+    assert rc == 1
+    for i in summary["implementations"]:
+        assert i["label"].startswith("linux-6.1")
+        assert "did not power off within 2 s" in (i["error"] or ""), i
+        assert "@@PECS guest 6.1.0-99-fake" in i["error"]  # the console's tail
