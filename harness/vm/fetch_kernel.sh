@@ -13,6 +13,10 @@ if [ -z "$pkg" ]; then
 fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+# Fetched before: the package's files are all that is needed.
+for image in "$dir/$pkg"/boot/vmlinuz-*; do
+	[ -f "$image" ] && { echo "$image"; exit 0; }
+done
 # apt's _apt user must be able to write where it downloads, so fetch into a fresh /tmp dir.
 tmp=$(mktemp -d /tmp/pecs-kernel.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
