@@ -12,10 +12,12 @@ Everything is bounded: the whole boot by --run-timeout, each case by --timeout. 
 that panics, hangs or stops short gives each pass it did not finish an error naming what
 happened, with the console's tail.
 """
+import ctypes
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -91,7 +93,7 @@ def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
     start = last = time.monotonic()
     with open(console, "wb") as out:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                             stderr=subprocess.STDOUT)
+                             stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         rc: int | None = None
         while True:
             try:
@@ -110,6 +112,16 @@ def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
                     label, _count_cases(console), now - start))
     with open(console, "rb") as f:
         return rc, f.read().decode("utf-8", "replace")
+
+
+def _die_with_parent() -> None:
+    """In qemu's child before exec: SIGKILL when the driver dies, so a driver stopped by a
+    signal (a timeout around it, ^C) leaves no guest running."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _count_cases(console: str) -> int:

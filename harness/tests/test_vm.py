@@ -9,6 +9,8 @@ import os
 import pathlib
 import stat
 import subprocess
+import sys
+import time
 from typing import Any
 
 import pytest
@@ -237,7 +239,6 @@ print("@@PECS done\r")
 
 def _fake_setup(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
     import shutil
-    import sys
     if not (shutil.which("busybox") or os.path.isfile("/bin/busybox")) or \
             not shutil.which("setpriv"):
         pytest.skip("busybox or setpriv missing on this host")
@@ -293,3 +294,28 @@ def test_driver_names_a_hung_guest(tmp_path: pathlib.Path,
         assert i["label"].startswith("linux-6.1")
         assert "did not power off within 2 s" in (i["error"] or ""), i
         assert "@@PECS guest 6.1.0-99-fake" in i["error"]  # the console's tail
+
+
+def test_the_guest_dies_with_the_driver(tmp_path: pathlib.Path) -> None:
+    """qemu is killed when the process that started it dies (PR_SET_PDEATHSIG)."""
+    pidfile = tmp_path / "pid"
+    # A parent that starts a long sleep the way vm._boot starts qemu, then dies.
+    code = ("import subprocess, sys\nfrom pecs_harness import vm\n"
+            "p = subprocess.Popen(['sleep', '600'], preexec_fn=vm._die_with_parent)\n"
+            "open(sys.argv[1], 'w').write(str(p.pid))\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+        os.path.abspath(vm.__file__))))
+    subprocess.run([sys.executable, "-c", code, str(pidfile)], env=env, check=True,
+                   timeout=60)
+    pid = int(pidfile.read_text())
+    for _ in range(600):  # the kernel delivers the signal at the parent's exit
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                return  # killed, waiting for init to reap it
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    pytest.fail("the child outlived its parent")
