@@ -33,6 +33,11 @@ QEMU = "qemu-system-x86_64"
 # patch, which refuses every unprivileged open.
 SYSCTLS = {"kernel.perf_event_paranoid": "2"}
 MEMORY_MB = 1024
+# Under TCG a loaded host makes the guest's watchdog mark the TSC unstable: CLOCK_MONOTONIC
+# then reads the HPET while the task and CPU clocks (sched_clock) still read the TSC, whose
+# boot calibration is off by some percent, and the two disagree (a task clock counting more
+# than the wall-clock time). One clocksource for both keeps them consistent.
+TCG_APPEND = os.environ.get("PECS_VM_APPEND", "tsc=reliable clocksource=tsc")
 
 
 class VmImpl(Impl):
@@ -70,7 +75,8 @@ def qemu_argv(kernel: str, initrd: str, cpus: int, accel_: str) -> list[str]:
             "-cpu", "host" if accel_ == "kvm" else "max", "-smp", str(cpus),
             "-m", str(MEMORY_MB), "-kernel", kernel, "-initrd", initrd,
             # panic=-1: a panic reboots at once, and -no-reboot turns that into qemu's exit.
-            "-append", "console=ttyS0 panic=-1 loglevel=3 rdinit=/init"]
+            "-append", "console=ttyS0 panic=-1 loglevel=3 rdinit=/init" +
+            (" " + TCG_APPEND if accel_ == "tcg" and TCG_APPEND else "")]
 
 
 def _tools() -> tuple[str, str, str] | str:

@@ -44,6 +44,7 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 . /pecs/config
 echo "@@PECS guest $(uname -r) cpus=$(nproc)"
 echo "@@PECS build $(cat /proc/version)"
+echo "@@PECS clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 
 # pass LABEL root|unprivileged [SYSCTL=VALUE...]
 pass() {
