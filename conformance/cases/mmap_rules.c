@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/version.h"
 
 #define PERIOD_NS 1000000ull
 
@@ -53,8 +54,17 @@ PECS_CASE("Required.Mmap.Redirected.MappingItIsEbusy",
 	PECS_CHECK_OK(t, source);
 	PECS_CHECK_OK(t, pecs_ring_map(t, target, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, source, PECS_IOC_SET_OUTPUT, (unsigned long)target), 0);
-	PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
-				    &m), EBUSY);
+	/* Up to Linux 6.12 the same size maps the target's buffer (6.12.118's perf_mmap
+	 * takes event->rb as it is); measured EBUSY on 6.18, the release between is not
+	 * pinned: 6.13 is assumed. */
+	if (pecs_linux_before(t, 6, 13)) {
+		/* kept mapped: its munmap would detach the source from the target's ring */
+		PECS_CHECK_OK(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE,
+					   MAP_SHARED, 0, &m));
+	} else {
+		PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 2), PROT_READ | PROT_WRITE,
+					    MAP_SHARED, 0, &m), EBUSY);
+	}
 	PECS_CHECK_ERR(t, pecs_mmap(t, source, pages(t, 3), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
 				    &m), EINVAL);
 }

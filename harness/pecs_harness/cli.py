@@ -262,12 +262,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         if impl.kind == "import":
             runs.append(_import_run(args, impl, taken))
             continue
+        if impl.kind == "vm":  # one boot, a run per pass: vm.py
+            runs.extend(_vm_runs(args, impl, taken, progress))
+            continue
         impl.label = _unique(impl.label, taken)
         impl.expectations = _expectations_for(args, impl.label)
         run, ids = _run_one(args, impl, args.out, progress)
         all_ids.update(ids)
         runs.append(run)
     return _finish(args, runs, all_ids, progress)
+
+
+def _vm_runs(args: argparse.Namespace, impl: impls.Impl, taken: set[str],
+             progress: execute.Progress) -> list[results_mod.Run]:
+    from . import vm
+    assert isinstance(impl, vm.VmImpl)
+    impl.label = _unique(impl.label, taken)
+    taken.add(impl.label + "-unprivileged")
+    return vm.run(impl, args.out, progress, args.filter, args.timeout, args.run_timeout,
+                  lambda label: _expectations_for(args, label))
 
 
 def _cores() -> int:

@@ -11,6 +11,8 @@
   runner:[LABEL=]PATH         any standalone runner (pecs-<name> of pecs_conformance_suite)
   import:[LABEL=]FILE[,FILE]  results written elsewhere (the static binary inside another
                               system); several files are shards of one run
+  vm:[LABEL=]KERNEL           a Linux kernel image booted in qemu: LABEL as root and
+                              LABEL-unprivileged (vm.py; `run` only)
 
 Each gets a label (the column in the report) and, by default, the expectations file
 conformance/expectations/<label>.txt when it exists (syscall-unprivileged uses syscall.txt
@@ -139,6 +141,9 @@ def parse(spec: str, loc: Locator) -> Impl:
             raise SpecError("import: needs results files: import:[LABEL=]FILE[,FILE...]")
         # No label yet ("") when none was given: the driver takes the results file's.
         return Impl(label, "import", imports=paths, source="results from " + ", ".join(paths))
+    if kind == "vm":  # a kernel image booted in qemu: vm.py
+        from . import vm
+        return vm.parse(arg, loc)
     raise SpecError("unknown implementation spec '%s' (see --help)" % spec)
 
 

@@ -1,0 +1,20 @@
+/* Which Linux an implementation answers as, for the behaviours Linux changed.
+ *
+ * A case expects the behaviour of the kernel it runs on. Where it cannot probe for the
+ * feature it reads the release the implementation states in its host facts
+ * (kernel_release: "6.1.0-50-cloud-amd64" from uname inside a guest, never the host's).
+ * A release that does not start with a Linux version ("ref on 6.18.4", a snapshot's own
+ * name) follows the newest behaviour the suite knows.
+ */
+#ifndef PECS_TOOLKIT_VERSION_H
+#define PECS_TOOLKIT_VERSION_H
+
+struct pecs_t;
+
+/* major * 1000 + minor from a release string, or 0 when it names no Linux version. */
+int pecs_linux_version_of(const char *release);
+
+/* Nonzero when the implementation states a Linux release older than major.minor. */
+int pecs_linux_before(struct pecs_t *t, int major, int minor);
+
+#endif /* PECS_TOOLKIT_VERSION_H */

@@ -1,0 +1,252 @@
+"""A Linux kernel image as an implementation: `--impl vm:[LABEL=]KERNEL`.
+
+The kernel boots in qemu-system-x86_64 (KVM when /dev/kvm is usable, TCG emulation
+otherwise) from an initramfs built here (vm_initramfs.py) that holds the static runner,
+busybox and setpriv. The guest runs the suite as root (LABEL) and as uid 65534 with no
+capabilities (LABEL-unprivileged), each pass with its sysctls set, and prints each results
+file framed on the serial console (vm_guest.py). Every pass then is a run like any other:
+gated by its expectations file, a column in the report. The host facts in the results are
+the guest's: the runner reads them inside the guest.
+
+Everything is bounded: the whole boot by --run-timeout, each case by --timeout. A guest
+that panics, hangs or stops short gives each pass it did not finish an error naming what
+happened, with the console's tail.
+"""
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+
+from . import execute, vm_guest, vm_initramfs
+from . import results as results_mod
+from .impls import Impl, Locator, SpecError
+from .statuses import STATUSES
+
+QEMU = "qemu-system-x86_64"
+# Both passes at the paranoid level Linux ships (2): Debian's kernels boot at 3, a Debian
+# patch, which refuses every unprivileged open.
+SYSCTLS = {"kernel.perf_event_paranoid": "2"}
+MEMORY_MB = 1024
+# Under TCG a loaded host makes the guest's watchdog mark the TSC unstable: CLOCK_MONOTONIC
+# then reads the HPET while the task and CPU clocks (sched_clock) still read the TSC, whose
+# boot calibration is off by some percent, and the two disagree (a task clock counting more
+# than the wall-clock time). One clocksource for both keeps them consistent.
+TCG_APPEND = os.environ.get("PECS_VM_APPEND", "tsc=reliable clocksource=tsc")
+
+
+class VmImpl(Impl):
+    def __init__(self, label: str, kernel: str, runner: str) -> None:
+        super().__init__(label, "vm", [runner], source="kernel image " + kernel)
+        self.kernel = kernel
+
+
+def default_label(kernel: str) -> str:
+    """linux-6.1 for vmlinuz-6.1.0-50-cloud-amd64; else the file's name."""
+    m = re.match(r"(?:vmlinuz|bzImage)-(\d+\.\d+)", os.path.basename(kernel))
+    return "linux-" + m.group(1) if m else os.path.basename(kernel)
+
+
+def parse(arg: str, loc: Locator) -> VmImpl:
+    label, eq, kernel = arg.partition("=")
+    if not eq or "/" in label:
+        label, kernel = default_label(arg), arg
+    if not kernel:
+        raise SpecError("vm: needs a kernel image: vm:[LABEL=]KERNEL")
+    if not os.path.isfile(kernel):
+        raise SpecError("vm: no such kernel image %s" % kernel)
+    runner = loc.runner("syscall-static", "conformance/pecs-syscall-static")
+    return VmImpl(label, os.path.abspath(kernel), runner)
+
+
+def accel() -> str:
+    """kvm when this process may open /dev/kvm, tcg otherwise."""
+    return "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+
+
+def qemu_argv(kernel: str, initrd: str, cpus: int, accel_: str) -> list[str]:
+    return [QEMU, "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", "-machine", "accel=" + accel_,
+            "-cpu", "host" if accel_ == "kvm" else "max", "-smp", str(cpus),
+            "-m", str(MEMORY_MB), "-kernel", kernel, "-initrd", initrd,
+            # panic=-1: a panic reboots at once, and -no-reboot turns that into qemu's exit.
+            "-append", "console=ttyS0 panic=-1 loglevel=3 rdinit=/init" +
+            (" " + TCG_APPEND if accel_ == "tcg" and TCG_APPEND else "")]
+
+
+def _tools() -> tuple[str, str, str] | str:
+    """(qemu, busybox, setpriv), or what is missing."""
+    found = {n: shutil.which(n) for n in (QEMU, "busybox", "setpriv")}
+    bb = "/bin/busybox"
+    if found["busybox"] is None and os.path.isfile(bb):
+        found["busybox"] = bb
+    missing = {QEMU: "qemu-system-x86", "busybox": "busybox-static", "setpriv": "util-linux"}
+    lack = ["%s (Debian package %s)" % (n, missing[n]) for n, p in found.items() if p is None]
+    if lack:
+        return "not found: " + ", ".join(lack)
+    return found[QEMU] or "", found["busybox"] or "", found["setpriv"] or ""
+
+
+def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
+          run_timeout: int) -> tuple[int | None, str]:
+    """Runs qemu with its console into the file; returns (exit status or None when it
+    was stopped, the console text)."""
+    start = last = time.monotonic()
+    with open(console, "wb") as out:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                             stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        rc: int | None = None
+        while True:
+            try:
+                rc = p.wait(timeout=1.0)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if now - start > run_timeout:
+                p.kill()
+                p.wait()
+                break
+            if now - last >= progress.every:
+                last = now
+                progress.say("  %s: %d case(s) so far (%.0fs)" % (
+                    label, _count_cases(console), now - start))
+    with open(console, "rb") as f:
+        return rc, f.read().decode("utf-8", "replace")
+
+
+def _die_with_parent() -> None:
+    """In qemu's child before exec: SIGKILL when the driver dies, so a driver stopped by a
+    signal (a timeout around it, ^C) leaves no guest running."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _count_cases(console: str) -> int:
+    try:
+        with open(console, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return 0
+    return sum(1 for l in text.splitlines() if l.split(" ", 1)[0] in STATUSES)
+
+
+def verdict(con: vm_guest.Console, rc: int | None, text: str, run_timeout: int,
+            wanted: str) -> str | None:
+    """Why the pass labelled wanted has no results, or None when it has."""
+    got = con.passes.get(wanted)
+    if got is not None and got.data is not None:
+        return None
+    if got is not None and got.error:
+        why = got.error
+    elif "Kernel panic" in text:
+        why = "the guest kernel panicked"
+    elif rc is None:
+        why = "the guest did not power off within %d s (hung, or too slow: --run-timeout)" % (
+            run_timeout)
+    elif con.release is None:
+        why = "the guest never reached its init (qemu exit status %d)" % rc
+    elif got is None or not got.began:
+        why = "the guest stopped before this pass began (qemu exit status %d)" % rc
+    else:
+        why = "the guest stopped during this pass (qemu exit status %d)" % rc
+    return "%s; console tail:\n%s" % (why, vm_guest.tail(text))
+
+
+def passes(label: str) -> list[vm_guest.Pass]:
+    return [vm_guest.Pass(label, False, dict(SYSCTLS)),
+            vm_guest.Pass(label + "-unprivileged", True, dict(SYSCTLS))]
+
+
+def _source(impl: VmImpl, con: vm_guest.Console, p: vm_guest.Pass, acc: str) -> str:
+    got = con.passes.get(p.label)
+    sysctls = ", ".join("%s=%s" % (k.split(".")[-1], v) for k, v in
+                        sorted(got.sysctls.items()) if v) if got else ""
+    # /proc/version ends "... Debian 6.1.192-3 (2025-01-02)": the point release
+    build = re.search(r"(\d+\.\d+\.\d+\S*) \(\d{4}-\d\d-\d\d\)\s*$", con.build or "")
+    release = (con.release or "?") + (" (%s)" % build.group(1) if build else "")
+    return "Linux %s in qemu (%s, %s cpus), %s; %s; %s" % (
+        release, acc.upper(), con.cpus or "?",
+        "as uid 65534, no capabilities" if p.unprivileged else "as root",
+        sysctls or "sysctls not reported", impl.source)
+
+
+def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
+        case_timeout: int, run_timeout: int,
+        expectations_for: Callable[[str], str | None]) -> list[results_mod.Run]:
+    """Boots impl's kernel once for both passes; one run per pass, not gated yet."""
+    plan = passes(impl.label)
+    tools = _tools()
+    acc = accel()
+    if isinstance(tools, str):
+        errors: dict[str, str] = {p.label: "cannot boot the VM: " + tools for p in plan}
+        return _runs(impl, plan, vm_guest.Console(), errors, acc, expectations_for)
+    qemu, busybox, setpriv = tools
+    work = tempfile.mkdtemp(prefix="pecs-vm-")
+    try:
+        initrd = os.path.join(work, "initramfs.cpio.gz")
+        cfg = vm_guest.config(plan, case_timeout, filter_)
+        try:
+            vm_initramfs.build(initrd, impl.argv[0], busybox, setpriv, vm_guest.INIT, cfg)
+        except vm_initramfs.InitramfsError as e:
+            errs = {p.label: "cannot build the initramfs: %s" % e for p in plan}
+            return _runs(impl, plan, vm_guest.Console(), errs, acc, expectations_for)
+        console = os.path.join(out, impl.label + ".console.log")
+        cpus = min(os.cpu_count() or 1, 4)
+        progress.say("  %s: booting %s in qemu (%s), passes %s" % (
+            impl.label, impl.kernel, acc.upper(), ", ".join(p.label for p in plan)))
+        start = time.monotonic()
+        argv = qemu_argv(impl.kernel, initrd, cpus, acc)
+        argv[0] = qemu
+        rc, text = _boot(argv, console, impl.label, progress, run_timeout)
+        progress.say("  %s: guest finished in %.0f s of host time (console: %s)" % (
+            impl.label, time.monotonic() - start, console))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    con = vm_guest.parse(text)
+    errors = {}
+    for p in plan:
+        why = verdict(con, rc, text, run_timeout, p.label)
+        if why:
+            errors[p.label] = why
+    return _runs(impl, plan, con, errors, acc, expectations_for, out)
+
+
+def _runs(impl: VmImpl, plan: list[vm_guest.Pass], con: vm_guest.Console,
+          errors: dict[str, str], acc: str, expectations_for: Callable[[str], str | None],
+          out: str | None = None) -> list[results_mod.Run]:
+    runs = []
+    for p in plan:
+        got = con.passes.get(p.label)
+        data = got.data if got and p.label not in errors else None
+        if data is not None:
+            try:
+                results_mod.check(data, "%s (from the guest)" % p.label)
+            except results_mod.ResultsError as e:
+                data, errors[p.label] = None, str(e)
+        if data is not None and out:
+            _write_json(os.path.join(out, p.label + ".json"), data)
+        run = results_mod.Run(p.label, "vm", _source(impl, con, p, acc), data,
+                              errors.get(p.label))
+        # LABEL-unprivileged takes its own file when there is one, else LABEL's, whose
+        # [unprivileged] conditions select its lines (as syscall-unprivileged does).
+        exp = expectations_for(p.label)
+        if exp is None and p.unprivileged:
+            exp = expectations_for(impl.label)
+        run.want_expectations = exp
+        runs.append(run)
+    return runs
+
+
+def _write_json(path: str, data: results_mod.ResultsData) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")

@@ -1,0 +1,325 @@
+"""The VM runner's host side without booting anything: the initramfs it writes, the guest
+configuration, the console frames it decodes and the verdict when a guest goes wrong.
+The boot itself is `--impl vm:...` (docs/implementing.md), too slow for a test here."""
+import base64
+import gzip
+import hashlib
+import json
+import os
+import pathlib
+import stat
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from pecs_harness import vm, vm_guest, vm_initramfs
+from pecs_harness.impls import Locator, SpecError
+
+RESULTS = {"format": "pecs-results-1", "impl": "syscall", "features": [], "host": {
+    "kernel_release": "6.1.0-50-cloud-amd64", "privileged": True, "paranoid": 2},
+    "results": [{"id": "Required.X", "status": "PASS", "raw_status": "PASS"}],
+    "counts": {"passed": 1}}
+
+
+def _frame(label: str, data: bytes, rc: int = 0, noise: str = "") -> list[str]:
+    """The lines the guest's init prints for one pass, as busybox's base64 wraps them."""
+    b64 = base64.b64encode(gzip.compress(data)).decode()
+    lines = ["@@PECS pass %s begin" % label,
+             "@@PECS sysctl %s kernel.perf_event_paranoid=2" % label,
+             "PASS        Required.X (1.0 ms)",
+             "@@PECS result %s rc=%d" % (label, rc)]
+    chunks = ["@@B " + b64[i:i + 76] for i in range(0, len(b64), 76)]
+    if noise:  # a kernel message in the middle of the frame
+        chunks.insert(len(chunks) // 2, noise)
+    lines += chunks
+    lines.append("@@PECS end %s sha256=%s" % (label, hashlib.sha256(data).hexdigest()))
+    return lines
+
+
+def _console(*frames: list[str], done: bool = True) -> str:
+    lines = ["[    0.000000] Linux version 6.1.0", "@@PECS guest 6.1.0-50-cloud-amd64 cpus=2"]
+    for f in frames:
+        lines += f
+    if done:
+        lines += ["@@PECS done", "[   10.6] reboot: Power down"]
+    return "\r\n".join(lines) + "\r\n"
+
+
+def test_frames_decode_despite_kernel_messages_inside() -> None:
+    big = dict(RESULTS, results=[{"id": "Required.X%d" % i, "status": "PASS",
+                                  "raw_status": "PASS"} for i in range(300)])
+    data = json.dumps(big).encode()
+    text = _console(_frame("l", data, 1, noise="[    5.1] random: crng init done"),
+                    _frame("l-unprivileged", data))
+    con = vm_guest.parse(text)
+    assert con.release == "6.1.0-50-cloud-amd64" and con.cpus == 2 and con.done
+    assert con.passes["l"].rc == 1
+    assert con.passes["l"].sysctls == {"kernel.perf_event_paranoid": "2"}
+    assert con.passes["l"].data == big and con.passes["l-unprivileged"].data == big
+    for label in ("l", "l-unprivileged"):
+        assert vm.verdict(con, 0, text, 60, label) is None
+
+
+def test_frames_with_the_results_json() -> None:
+    text = _console(_frame("l", json.dumps(RESULTS).encode()))
+    con = vm_guest.parse(text)
+    assert con.passes["l"].data == RESULTS
+    assert con.passes["l"].error is None
+
+
+def test_a_lost_line_is_caught_by_the_checksum_or_the_decoder() -> None:
+    lines = _frame("l", json.dumps(RESULTS).encode() * 50)
+    data_lines = [i for i, l in enumerate(lines) if l.startswith("@@B ")]
+    assert len(data_lines) > 3
+    del lines[data_lines[1]]
+    con = vm_guest.parse(_console(lines))
+    assert con.passes["l"].data is None
+    assert "decode" in (con.passes["l"].error or "") or "checksum" in (con.passes["l"].error or "")
+
+
+def test_a_garbled_byte_fails_the_checksum() -> None:
+    raw = json.dumps(RESULTS).encode()
+    # Same length, valid base64 and gzip, other contents: only the checksum can tell.
+    other = raw.replace(b"PASS", b"FAIL")
+    good = _frame("l", other)
+    lines = [l for l in good if not l.startswith("@@PECS end")] + [
+        "@@PECS end l sha256=%s" % hashlib.sha256(raw).hexdigest()]
+    con = vm_guest.parse(_console(lines))
+    assert con.passes["l"].data is None and "checksum" in (con.passes["l"].error or "")
+
+
+def test_no_results_file_names_the_exit_status() -> None:
+    lines = ["@@PECS pass l begin", "@@PECS result l rc=2", "@@PECS end l none"]
+    text = _console(lines)
+    why = vm.verdict(vm_guest.parse(text), 0, text, 60, "l")
+    assert why is not None and why.startswith("the runner wrote no results file (exit status 2)")
+
+
+def test_verdicts_when_the_guest_goes_wrong() -> None:
+    panic = _console(["@@PECS pass l begin", "Kernel panic - not syncing: oops"], done=False)
+    why = vm.verdict(vm_guest.parse(panic), 0, panic, 60, "l")
+    assert why is not None and why.startswith("the guest kernel panicked")
+    assert "Kernel panic - not syncing: oops" in why  # the console's tail comes along
+    hung = _console(["@@PECS pass l begin"], done=False)
+    why = vm.verdict(vm_guest.parse(hung), None, hung, 60, "l")
+    assert why is not None and "did not power off within 60 s" in why
+    assert "stopped during this pass" in (vm.verdict(vm_guest.parse(hung), 0, hung, 60, "l") or "")
+    early = "[    0.5] VFS: Unable to mount root fs\r\n"
+    assert "never reached its init (qemu exit status 1)" in (
+        vm.verdict(vm_guest.parse(early), 1, early, 60, "l") or "")
+    first_only = _console(_frame("l", json.dumps(RESULTS).encode()), done=False)
+    assert vm.verdict(vm_guest.parse(first_only), 0, first_only, 60, "l") is None
+    assert "before this pass began" in (
+        vm.verdict(vm_guest.parse(first_only), 0, first_only, 60, "l-unprivileged") or "")
+
+
+def test_the_frame_data_is_left_out_of_the_tail() -> None:
+    text = _console(_frame("l", json.dumps(RESULTS).encode() * 40))
+    assert "@@B" not in vm_guest.tail(text, 1000)
+
+
+def test_config_quotes_the_filter_and_lists_each_pass(tmp_path: pathlib.Path) -> None:
+    cfg = vm_guest.config(vm.passes("linux-6.1"), 30, "Required.Read.* ; x")
+    assert "PECS_FILTER='Required.Read.* ; x'" in cfg
+    assert "\tpass linux-6.1 root kernel.perf_event_paranoid=2\n" in cfg
+    assert "\tpass linux-6.1-unprivileged unprivileged kernel.perf_event_paranoid=2\n" in cfg
+    # The shell reads it back unchanged, and the function it defines lists the passes.
+    path = tmp_path / "config"
+    path.write_text(cfg + 'pass() { echo "$@"; }\nrun_passes\necho "[$PECS_FILTER]"\n')
+    out = subprocess.run(["sh", str(path)], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    assert out.splitlines() == [
+        "linux-6.1 root kernel.perf_event_paranoid=2",
+        "linux-6.1-unprivileged unprivileged kernel.perf_event_paranoid=2",
+        "[Required.Read.* ; x]"]
+
+
+def test_initramfs_members(tmp_path: pathlib.Path) -> None:
+    runner = tmp_path / "runner"
+    runner.write_bytes(b"\x7fELF runner")
+    busybox = tmp_path / "busybox"
+    busybox.write_bytes(b"bb" * 1001)  # a size that is not a multiple of 4
+    setpriv = tmp_path / "setpriv"
+    setpriv.write_bytes(b"sp")  # not dynamic: ldd names no shared objects
+    out = tmp_path / "initrd.gz"
+    size = vm_initramfs.build(str(out), str(runner), str(busybox), str(setpriv),
+                              vm_guest.INIT, "PECS_CASE_TIMEOUT=1\n")
+    assert size == os.path.getsize(out)
+    members = {e.name: e for e in vm_initramfs.read_newc(gzip.decompress(out.read_bytes()))}
+    console = members["dev/console"]
+    assert stat.S_ISCHR(console.mode) and console.rdev == (5, 1)
+    assert members["init"].data.decode() == vm_guest.INIT
+    assert members["init"].mode == stat.S_IFREG | 0o755
+    assert members["pecs/runner"].data == b"\x7fELF runner"
+    assert members["bin/busybox"].data == b"bb" * 1001
+    assert members["pecs/setpriv"].data == b"sp"
+    assert members["tmp"].mode == stat.S_IFDIR | 0o1777
+    # Every member's directory comes before it: the kernel does not create parents.
+    names = [e.name for e in vm_initramfs.read_newc(gzip.decompress(out.read_bytes()))]
+    for i, n in enumerate(names):
+        if "/" in n:
+            assert n.rsplit("/", 1)[0] in names[:i], n
+
+
+def test_initramfs_carries_what_a_dynamic_setpriv_loads(tmp_path: pathlib.Path) -> None:
+    libs = vm_initramfs.shared_objects("/bin/sh")
+    if not libs:
+        pytest.skip("/bin/sh is not dynamic here")
+    assert any("libc.so" in l for l in libs)
+    assert any("ld-linux" in l for l in libs)
+
+
+def test_newc_refuses_garbage() -> None:
+    with pytest.raises(vm_initramfs.InitramfsError):
+        list(vm_initramfs.read_newc(b"not a cpio archive at all"))
+
+
+def test_spec_and_label(tmp_path: pathlib.Path) -> None:
+    kernel = tmp_path / "vmlinuz-6.1.0-50-cloud-amd64"
+    kernel.write_bytes(b"k")
+    binary = tmp_path / "bin" / "conformance" / "pecs-syscall-static"
+    binary.parent.mkdir(parents=True)
+    binary.write_bytes(b"r")
+    loc = Locator(str(tmp_path), str(tmp_path / "bin"))
+    impl = vm.parse(str(kernel), loc)
+    assert (impl.label, impl.kind, impl.kernel) == ("linux-6.1", "vm", str(kernel))
+    assert impl.argv == [str(binary)]
+    assert vm.parse("old=" + str(kernel), loc).label == "old"
+    with pytest.raises(SpecError):
+        vm.parse(str(tmp_path / "missing"), loc)
+    assert vm.default_label("/boot/bzImage") == "bzImage"
+
+
+def test_qemu_argv_bounds_the_guest() -> None:
+    argv = vm.qemu_argv("/k", "/i", 2, "tcg")
+    append = argv[argv.index("-append") + 1]
+    assert "panic=-1" in append.split() and "console=ttyS0" in append.split()
+    assert "-no-reboot" in argv and argv[argv.index("-machine") + 1] == "accel=tcg"
+    # One clocksource under emulation: see vm.TCG_APPEND
+    assert "clocksource=tsc" in append.split() or vm.TCG_APPEND != "tsc=reliable clocksource=tsc"
+    kvm = vm.qemu_argv("/k", "/i", 2, "kvm")
+    assert "clocksource=tsc" not in kvm[kvm.index("-append") + 1]
+    assert kvm[kvm.index("-cpu") + 1] == "host"
+
+
+# A stand-in for qemu: checks the initramfs it is given, then prints what the guest's
+# init would for each pass in /pecs/config ("hang" in the kernel's name: prints and hangs).
+FAKE_QEMU = r'''#!%(python)s
+import base64, gzip, hashlib, json, shlex, sys, time
+sys.path.insert(0, %(harness)r)
+from pecs_harness import vm_initramfs
+argv = sys.argv[1:]
+kernel, initrd = argv[argv.index("-kernel") + 1], argv[argv.index("-initrd") + 1]
+with open(initrd, "rb") as f:
+    members = {e.name: e for e in vm_initramfs.read_newc(gzip.decompress(f.read()))}
+assert members["pecs/runner"].data == b"static runner", "not the runner it was given"
+print("@@PECS guest 6.1.0-99-fake cpus=2\r")
+if "hang" in kernel:
+    sys.stdout.flush()
+    time.sleep(600)
+for line in members["pecs/config"].data.decode().splitlines():
+    words = shlex.split(line)
+    if not words or words[0] != "pass":
+        continue
+    label, who = words[1], words[2]
+    results = {"format": "pecs-results-1", "impl": "syscall", "features": [],
+               "host": {"kernel_release": "6.1.0-99-fake", "privileged": who == "root",
+                        "paranoid": 2},
+               "results": [{"id": "Required.A", "status": "PASS", "raw_status": "PASS"},
+                           {"id": "Required.B", "status": "FAIL", "raw_status": "FAIL",
+                            "message": "old answer"}],
+               "counts": {}}
+    raw = json.dumps(results).encode()
+    print("@@PECS pass %%s begin\r" %% label)
+    print("@@PECS result %%s rc=1\r" %% label)
+    print("@@B " + base64.b64encode(gzip.compress(raw)).decode() + "\r")
+    print("@@PECS end %%s sha256=%%s\r" %% (label, hashlib.sha256(raw).hexdigest()))
+print("@@PECS done\r")
+'''
+
+
+def _fake_setup(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    import shutil
+    if not (shutil.which("busybox") or os.path.isfile("/bin/busybox")) or \
+            not shutil.which("setpriv"):
+        pytest.skip("busybox or setpriv missing on this host")
+    harness = os.path.dirname(os.path.dirname(os.path.abspath(vm.__file__)))
+    bindir = tmp_path / "path"
+    bindir.mkdir()
+    qemu = bindir / vm.QEMU
+    qemu.write_text(FAKE_QEMU % {"python": sys.executable, "harness": harness})
+    qemu.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, os.environ.get("PATH", "")))
+    runner = tmp_path / "bin" / "conformance" / "pecs-syscall-static"
+    runner.parent.mkdir(parents=True)
+    runner.write_bytes(b"static runner")
+    (tmp_path / "vmlinuz-6.1.0-99-fake").write_bytes(b"kernel")
+    (tmp_path / "vmlinuz-6.1.0-99-hang").write_bytes(b"kernel")
+    (tmp_path / "exp.txt").write_text("Required.B  # the old answer, a bug fixed later\n")
+    return tmp_path
+
+
+def _drive(tmp_path: pathlib.Path, kernel: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    from pecs_harness import cli
+    out = tmp_path / "out"
+    rc = cli.main(["run", "--quiet", "--root", str(tmp_path), "--bin", str(tmp_path / "bin"),
+                   "--out", str(out), "--impl", "vm:" + str(tmp_path / kernel),
+                   "--expectations", "linux-6.1=" + str(tmp_path / "exp.txt"), *extra])
+    with open(out / "summary.json", encoding="utf-8") as f:
+        return rc, json.load(f)
+
+
+def test_driver_gates_each_pass_of_a_guest(tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-fake")
+    impls = {i["label"]: i for i in summary["implementations"]}
+    assert sorted(impls) == ["linux-6.1", "linux-6.1-unprivileged"]
+    for label, i in impls.items():
+        assert i["kind"] == "vm" and i["error"] is None, i
+        # The unprivileged pass falls back to linux-6.1's file: B is a known failure.
+        assert i["counts"]["passed"] == 1 and i["counts"]["xfail"] == 1, i
+        assert i["host"]["kernel_release"] == "6.1.0-99-fake"
+        assert (root / "out" / (label + ".json")).is_file()
+    assert "as uid 65534" in impls["linux-6.1-unprivileged"]["source"]
+    assert (root / "out" / "linux-6.1.console.log").is_file()
+    assert rc == 0
+
+
+def test_driver_names_a_hung_guest(tmp_path: pathlib.Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-hang", "--run-timeout", "2")
+    assert rc == 1
+    for i in summary["implementations"]:
+        assert i["label"].startswith("linux-6.1")
+        assert "did not power off within 2 s" in (i["error"] or ""), i
+        assert "@@PECS guest 6.1.0-99-fake" in i["error"]  # the console's tail
+
+
+def test_the_guest_dies_with_the_driver(tmp_path: pathlib.Path) -> None:
+    """qemu is killed when the process that started it dies (PR_SET_PDEATHSIG)."""
+    pidfile = tmp_path / "pid"
+    # A parent that starts a long sleep the way vm._boot starts qemu, then dies.
+    code = ("import subprocess, sys\nfrom pecs_harness import vm\n"
+            "p = subprocess.Popen(['sleep', '600'], preexec_fn=vm._die_with_parent)\n"
+            "open(sys.argv[1], 'w').write(str(p.pid))\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+        os.path.abspath(vm.__file__))))
+    subprocess.run([sys.executable, "-c", code, str(pidfile)], env=env, check=True,
+                   timeout=60)
+    pid = int(pidfile.read_text())
+    for _ in range(600):  # the kernel delivers the signal at the parent's exit
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                return  # killed, waiting for init to reap it
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    pytest.fail("the child outlived its parent")
