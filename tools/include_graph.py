@@ -48,7 +48,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("the suite's runner core", ("conformance/framework",)),
     ("the case toolkit", ("conformance/toolkit",)),
     ("the suite's users of its core",
-     ("conformance/cases", "conformance/adapters", "conformance/tools", "conformance/tests")),
+     ("conformance/cases", "conformance/adapters", "conformance/tools", "conformance/tests",
+      "conformance/differential")),
     ("on top: tests, examples and tools outside the suite",
      ("benchmarks", "examples", "fuzz", "harness", "tools")),
 )
