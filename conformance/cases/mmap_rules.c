@@ -4,7 +4,6 @@
  * event that writes into another's ring is EBUSY (6.12's source still shared the ring). */
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/version.h"
@@ -99,8 +98,7 @@ PECS_CASE("Required.Mmap.Munmap.LastUnmapDetachesRedirected",
 PECS_CASE("Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy", "MMAP-MLOCK-EPERM")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
-	uint64_t allowed, data_pages = 1;
-	struct rlimit rl;
+	uint64_t allowed, data_pages;
 	struct pecs_ring r;
 	void *m;
 	int fd, big;
@@ -109,18 +107,7 @@ PECS_CASE("Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy", "MMAP-MLOCK-EP
 		PECS_ENV_SKIP(t, "needs an unprivileged caller without CAP_IPC_LOCK (uid 65534)");
 	if (h->paranoid < 0)
 		PECS_ENV_SKIP(t, "perf_event_paranoid -1 lifts the locked-memory limit");
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited");
-	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
-		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
-			    h->page_size);
-	allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
-		  rl.rlim_cur / (uint64_t)h->page_size;
-	while (data_pages + 1 <= allowed)
-		data_pages *= 2;
-	if (data_pages > (1ull << 20))
-		PECS_ENV_SKIP(t, "the limits allow %llu pages: no ring to exceed them",
-			      (unsigned long long)allowed);
+	data_pages = pecs_ring_pages_past_mlock(t, 1ull << 20, &allowed);
 	fd = open_sampler(t, -1, 0);
 	PECS_CHECK_OK(t, fd);
 	/* a small ring is within the limits */

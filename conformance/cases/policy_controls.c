@@ -3,11 +3,11 @@
  * honoured). */
 #include <linux/capability.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/ring.h"
 
 /* text_poke records kernel text changes, yet perf_event_open asks for kernel access
  * only by exclude_kernel (and a few sample types): an exclude_kernel event with
@@ -37,27 +37,15 @@ static int have_ipc_lock(void)
 PECS_CASE("Required.Mmap.Mlock.IpcLockMapsBeyondLimits", "mmap,policy", "MMAP-MLOCK-IPC-LOCK")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
-	uint64_t allowed, data_pages = 1;
+	uint64_t allowed, data_pages;
 	struct pecs_attr attr;
-	struct rlimit rl;
 	void *m;
 	int fd;
 
 	/* The implementation's policy is this process's credentials (the kernel, ref). */
 	if (!h->privileged || !have_ipc_lock())
 		PECS_ENV_SKIP(t, "needs a privileged caller with CAP_IPC_LOCK (root)");
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
-	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
-		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
-			    h->page_size);
-	allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
-		  rl.rlim_cur / (uint64_t)h->page_size;
-	while (data_pages + 1 <= allowed)
-		data_pages *= 2;
-	if (data_pages > (1ull << 16))
-		PECS_ENV_SKIP(t, "the limits allow %llu pages: a ring past them is too large to "
-			      "map here", (unsigned long long)allowed);
+	data_pages = pecs_ring_pages_past_mlock(t, 1ull << 16, &allowed);
 	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
 	fd = pecs_open(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, fd);
