@@ -50,7 +50,7 @@ int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int 
 	      unsigned long flags)
 {
 	int fd = t->impl->open(t->ctx, attr, pid, cpu, group_fd, flags);
-	pecs_tally_add(&t->calls[PECS_ENTRY_OPEN], fd);
+	pecs_note_call(t, PECS_ENTRY_OPEN, fd, 0);
 	if (fd >= 0)
 		track_fd(t, fd);
 	return fd;
@@ -59,7 +59,7 @@ int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int 
 int pecs_close(struct pecs_t *t, int fd)
 {
 	int r = t->impl->close(t->ctx, fd);
-	pecs_tally_add(&t->calls[PECS_ENTRY_CLOSE], r);
+	pecs_note_call(t, PECS_ENTRY_CLOSE, r, 0);
 	if (r == 0)
 		untrack_fd(t, fd);
 	return r;
@@ -68,7 +68,7 @@ int pecs_close(struct pecs_t *t, int fd)
 ssize_t pecs_read(struct pecs_t *t, int fd, void *buf, size_t count)
 {
 	ssize_t r = t->impl->read(t->ctx, fd, buf, count);
-	pecs_tally_add(&t->calls[PECS_ENTRY_READ], (long)r);
+	pecs_note_call(t, PECS_ENTRY_READ, (long)r, 0);
 	return r;
 }
 
@@ -77,14 +77,14 @@ ssize_t pecs_write(struct pecs_t *t, int fd, const void *buf, size_t count)
 	if (!PECS_IMPL_HAS(t->impl, write))
 		return -ENOSYS;
 	ssize_t r = t->impl->write(t->ctx, fd, buf, count);
-	pecs_tally_add(&t->calls[PECS_ENTRY_WRITE], (long)r);
+	pecs_note_call(t, PECS_ENTRY_WRITE, (long)r, 0);
 	return r;
 }
 
 int pecs_ioctl(struct pecs_t *t, int fd, unsigned long request, unsigned long arg)
 {
 	int r = t->impl->ioctl(t->ctx, fd, request, arg);
-	pecs_tally_add(&t->calls[PECS_ENTRY_IOCTL], r);
+	pecs_note_call(t, PECS_ENTRY_IOCTL, r, request);
 	return r;
 }
 
@@ -92,7 +92,7 @@ int pecs_mmap(struct pecs_t *t, int fd, size_t length, int prot, int flags, off_
 	      void **addr)
 {
 	int r = t->impl->mmap(t->ctx, fd, length, prot, flags, offset, addr);
-	pecs_tally_add(&t->calls[PECS_ENTRY_MMAP], r);
+	pecs_note_call(t, PECS_ENTRY_MMAP, r, 0);
 	if (r == 0 && t->nmaps < PECS_MAX_TRACKED_MAPS) {
 		t->maps[t->nmaps].addr = *addr;
 		t->maps[t->nmaps].len = length;
@@ -104,7 +104,7 @@ int pecs_mmap(struct pecs_t *t, int fd, size_t length, int prot, int flags, off_
 int pecs_munmap(struct pecs_t *t, void *addr, size_t length)
 {
 	int r = t->impl->munmap(t->ctx, addr, length);
-	pecs_tally_add(&t->calls[PECS_ENTRY_MUNMAP], r);
+	pecs_note_call(t, PECS_ENTRY_MUNMAP, r, 0);
 	if (r == 0) {
 		for (size_t i = 0; i < t->nmaps; i++) {
 			if (t->maps[i].addr == addr) {
@@ -119,7 +119,7 @@ int pecs_munmap(struct pecs_t *t, void *addr, size_t length)
 int pecs_poll(struct pecs_t *t, int fd, short events, int timeout_ms)
 {
 	int r = t->impl->poll(t->ctx, fd, events, timeout_ms);
-	pecs_tally_add(&t->calls[PECS_ENTRY_POLL], r);
+	pecs_note_call(t, PECS_ENTRY_POLL, r, 0);
 	return r;
 }
 

@@ -36,7 +36,18 @@ struct pecs_t {
 	size_t ndeferred;
 	/* What each entry point answered this case, for the run's root cause. */
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
+	/* The case's last call into the implementation, which a failed check on a value the
+	 * case kept in a variable names (call_name.c). */
+	struct {
+		enum pecs_entry entry;
+		long ret;
+		unsigned long request; /* ioctl's */
+		int made;
+	} last;
 };
+
+/* Counts one answer of an entry point and keeps it as the case's last call. */
+void pecs_note_call(struct pecs_t *t, enum pecs_entry entry, long ret, unsigned long request);
 
 /* Runs the case's body (or its table row), then its pecs_defer() cleanups, whichever
  * way it left. */

@@ -109,6 +109,30 @@ PECS_CASE("Test.Api.CoverageFixedBits", "", "T-8")
 	pecs_cover_bits(t, "mask", 0x5, 8);
 }
 
+/* A check on a value the case kept names the call that answered it. */
+static int kept_mmap(struct pecs_t *t)
+{
+	void *addr;
+	return pecs_mmap(t, 3, 4096, 0, 0, 0, &addr);
+}
+PECS_CASE("Test.Api.NamesKeptCall", "", "T-8")
+{
+	long r = pecs_ioctl(t, 3, PECS_IOC_ID | 0xff00000000ul, 0);
+	PECS_CHECK_OK(t, r);
+}
+PECS_CASE("Test.Api.NamesHelperCall", "", "T-8") { PECS_CHECK_ERR(t, kept_mmap(t), EINVAL); }
+PECS_CASE("Test.Api.NamesErrnoValue", "", "T-8")
+{
+	long r = pecs_ioctl(t, 3, PECS_IOC_ENABLE, 0);
+	PECS_CHECK_EQ(t, r, 0);
+}
+PECS_CASE("Test.Api.OtherValueUnnamed", "", "T-8")
+{
+	long v = -EINVAL;
+	pecs_ioctl(t, 3, PECS_IOC_ENABLE, 0);
+	PECS_CHECK_OK(t, v);
+}
+
 static const struct pecs_host_facts facts = {.size = sizeof(facts), .privileged = 0,
 					     .kernel_release = "6.12.0"};
 
@@ -167,6 +191,21 @@ static void test_case_api_v2(void **s)
 	r = run("Test.Api.CoverageFixedBits");
 	assert_int_equal(r.raw, PECS_BROKEN);
 	assert_non_null(strstr(r.message, "does not cover bit 0x2"));
+}
+
+static void test_call_names(void **s)
+{
+	(void)s;
+	struct pecs_result r = run("Test.Api.NamesKeptCall");
+	assert_non_null(strstr(r.message, "ioctl PERF_EVENT_IOC_ID (r) failed: -ENOTTY"));
+	r = run("Test.Api.NamesHelperCall");
+	assert_non_null(strstr(r.message,
+			       "kept_mmap(t) via mmap returned -ENODEV, expected -EINVAL"));
+	r = run("Test.Api.NamesErrnoValue");
+	assert_non_null(strstr(r.message, "r = -ENOTTY (-25), expected 0 = 0"));
+	/* -EINVAL is not what the last call answered: the variable alone, as written. */
+	r = run("Test.Api.OtherValueUnnamed");
+	assert_non_null(strstr(r.message, ": v failed: -EINVAL"));
 }
 
 static char *write_file(const char *text)
@@ -448,6 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_statuses),
 		cmocka_unit_test(test_case_api_v2),
+		cmocka_unit_test(test_call_names),
 		cmocka_unit_test(test_expectations_gate),
 		cmocka_unit_test(test_expectations_errors),
 		cmocka_unit_test(test_expectations_duplicates),

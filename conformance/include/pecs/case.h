@@ -181,8 +181,8 @@ void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
 		long long pecs_a_ = (long long)(actual), pecs_e_ = (long long)(expected);  \
 		if (pecs_a_ != pecs_e_)                                                    \
 			pecs_end_detail((t), __FILE__, __LINE__,                           \
-					pecs_fmt("%s = %lld (0x%llx), expected %s = %lld (0x%llx)", \
-						 #actual, pecs_a_, (unsigned long long)pecs_a_, \
+					pecs_fmt("%s = %s, expected %s = %lld (0x%llx)",   \
+						 #actual, pecs_value_text((t), pecs_a_),   \
 						 #expected, pecs_e_,                       \
 						 (unsigned long long)pecs_e_),             \
 					PECS_MSG_(__VA_ARGS__));                           \
@@ -197,7 +197,8 @@ void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
 		long long pecs_r_ = (long long)(call);                                     \
 		if (pecs_r_ != -(long long)(err))                                          \
 			pecs_end_detail((t), __FILE__, __LINE__,                           \
-					pecs_fmt("%s returned %s, expected -%s", #call,   \
+					pecs_fmt("%s returned %s, expected -%s",          \
+						 pecs_call_text((t), #call, pecs_r_),      \
 						 pecs_retname(pecs_r_), pecs_errname(err)), \
 					PECS_MSG_(__VA_ARGS__));                           \
 	} while (0)
@@ -208,7 +209,8 @@ void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
 		long long pecs_r_ = (long long)(call);                                     \
 		if (pecs_r_ < 0)                                                           \
 			pecs_end_detail((t), __FILE__, __LINE__,                           \
-					pecs_fmt("%s failed: %s", #call,                   \
+					pecs_fmt("%s failed: %s",                          \
+						 pecs_call_text((t), #call, pecs_r_),      \
 						 pecs_retname(pecs_r_)),                   \
 					PECS_MSG_(__VA_ARGS__));                           \
 		pecs_r_;                                                                   \
@@ -227,6 +229,13 @@ void pecs_defer(struct pecs_t *t, void (*fn)(void *arg), void *arg);
 					PECS_MSG_(__VA_ARGS__));                           \
 	} while (0)
 
+/* The text of a failed check's call: text itself, or for a value the case kept (`fd`,
+ * `r`) that its last call into the implementation answered, that call's name too:
+ * "perf_event_open (fd)", "helper(...) via ioctl PERF_EVENT_IOC_ID". Rotating buffer. */
+const char *pecs_call_text(struct pecs_t *t, const char *text, long long ret);
+/* A checked value: "3 (0x3)", or "-ENOTTY (-25)" when it is the errno the case's last call
+ * into the implementation answered. Rotating buffer. */
+const char *pecs_value_text(struct pecs_t *t, long long v);
 /* The errno name of err (> 0), e.g. "EINVAL". */
 const char *pecs_errname(int err);
 /* A return value as text: "3" or "-EINVAL". Uses a small rotating static buffer. Checks
