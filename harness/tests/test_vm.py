@@ -336,3 +336,19 @@ def test_the_guest_dies_with_the_driver(tmp_path: pathlib.Path) -> None:
         time.sleep(0.1)
     os.kill(pid, 9)
     pytest.fail("the child outlived its parent")
+
+
+def test_report_names_each_kind_of_difference() -> None:
+    from pecs_harness import report_versions as rv
+    bug = {"status": "XFAIL", "message": "56 bytes",
+           "expectation": {"reason": "kernel bug in 6.1.176, fixed in 6.1.192"}}
+    assert rv.kind(bug) == rv.FIXED_LATER
+    assert rv.label(bug) == "XFAIL (kernel bug fixed later)"
+    listed = {"status": "XFAIL", "message": "", "expectation": {"reason": "not built yet"}}
+    assert rv.kind(listed) == rv.DIVERGENCE
+    assert rv.kind({"status": "FAIL", "message": "x"}) == rv.DIVERGENCE
+    assert rv.kind({"status": "XPASS", "message": "x"}) == rv.DIVERGENCE
+    older = {"status": "ENV_SKIP", "message": "aux_action does not exist before Linux 6.12"}
+    assert rv.kind(older) == rv.VERSION
+    assert rv.kind({"status": "ENV_SKIP", "message": "needs CAP_PERFMON or root"}) is None
+    assert rv.label({"status": "PASS", "message": ""}) == "PASS"
