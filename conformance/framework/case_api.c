@@ -46,6 +46,11 @@ static void untrack_fd(struct pecs_t *t, int fd)
 	}
 }
 
+void pecs_checks_policy_refusal(struct pecs_t *t)
+{
+	t->checks_refusal = 1;
+}
+
 int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
 	      unsigned long flags)
 {
@@ -53,6 +58,13 @@ int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int 
 	pecs_note_call(t, PECS_ENTRY_OPEN, fd, 0);
 	if (fd >= 0)
 		track_fd(t, fd);
+	/* The implementation refuses every open to this caller by policy (the probe found
+	 * it: Debian's perf_event_paranoid 3 without privilege), after it has checked the
+	 * attr: an EACCES then says nothing of what the case asks, whatever it expected. */
+	if ((fd == -EACCES || fd == -EPERM) && t->facts->unavailable[0] && !t->checks_refusal &&
+	    t->facts->paranoid >= 3 && !t->facts->privileged && t->armed)
+		pecs_end(t, PECS_ENV_SKIP, __FILE__, __LINE__, "%s (this open: %s)",
+			 t->facts->unavailable, pecs_errname(-fd));
 	return fd;
 }
 

@@ -34,6 +34,8 @@ struct pecs_t {
 		void *arg;
 	} deferred[PECS_MAX_DEFERRED];
 	size_t ndeferred;
+	/* The case checks the policy refusal itself (pecs_checks_policy_refusal). */
+	int checks_refusal;
 	/* What each entry point answered this case, for the run's root cause. */
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
 	/* The case's last call into the implementation, which a failed check on a value the

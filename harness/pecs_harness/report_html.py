@@ -8,6 +8,7 @@ import html
 from collections.abc import Callable
 from typing import Any
 
+from . import report_versions
 from .statuses import COUNT_ORDER
 
 LETTERS = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
@@ -182,7 +183,8 @@ def _case_lists(s: dict[str, Any], labels: list[str], ids: dict[tuple[str, str],
                         x["file"], x["line"], x["reason"])
                 w('<tr class=case data-case="%s" data-status="%s"><td><code>%s</code>'
                   '<td class="st-%s">%s<td class=msg>%s<td>%s</tr>' % (
-                      e(cid), e(r["status"]), e(cid), e(r["status"]), e(r["status"]), e(msg),
+                      e(cid), e(r["status"]), e(cid), e(r["status"]),
+                      e(report_versions.label(r)), e(msg),
                       " ".join(_behaviour_link(b, brows) for b in c["behaviours"])))
             w("</table></details>")
 

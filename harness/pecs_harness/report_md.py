@@ -2,6 +2,7 @@
 from collections.abc import Callable
 from typing import Any
 
+from . import report_versions
 from .statuses import COUNT_ORDER
 
 SHORT = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
@@ -75,7 +76,9 @@ def render(s: dict[str, Any]) -> str:
         w("| %s | %s |" % (esc(area), " | ".join(cell_text(cells[l]["counts"]) for l in labels)))
     w("")
     w("## Cases that did not pass\n")
-    w("UNSUPPORTED cases (a feature not claimed) are listed in report.html only.\n")
+    w("UNSUPPORTED cases (a feature not claimed) are listed in report.html only. Each status "
+      "says what kind of difference it is: a version difference, a kernel bug fixed later, "
+      "or a divergence (report_versions.py).\n")
     any_row = False
     for cid, c in s["cases"].items():
         for label in labels:
@@ -90,7 +93,8 @@ def render(s: dict[str, Any]) -> str:
             if r["expectation"]:
                 msg = "%s (expected: %s)" % (msg, r["expectation"]["reason"]) if msg else \
                     "expected: " + r["expectation"]["reason"]
-            w("| %s | %s | %s | %s | %s |" % (esc(cid), esc(label), r["status"], esc(msg),
+            w("| %s | %s | %s | %s | %s |" % (esc(cid), esc(label), report_versions.label(r),
+                                              esc(msg),
                                               esc(", ".join(c["behaviours"]))))
     if not any_row:
         w("Every case passed everywhere.")

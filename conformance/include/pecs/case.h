@@ -258,6 +258,10 @@ int pecs_claims(struct pecs_t *t, const char *feature);
  * succeed are tracked and released after the case. */
 int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
 	      unsigned long flags);
+/* Where the implementation refuses every open to this caller by policy (perf_event_paranoid
+ * 3 on Debian's kernels, unprivileged), an open it refuses with EACCES or EPERM ends the
+ * case ENV_SKIP with that reason. A case that checks the refusal itself calls this first. */
+void pecs_checks_policy_refusal(struct pecs_t *t);
 int pecs_close(struct pecs_t *t, int fd);
 ssize_t pecs_read(struct pecs_t *t, int fd, void *buf, size_t count);
 ssize_t pecs_write(struct pecs_t *t, int fd, const void *buf, size_t count); /* -ENOSYS if absent */
