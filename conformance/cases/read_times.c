@@ -160,9 +160,13 @@ PECS_CASE("Required.Read.Group.TimesAreTheLeaders",
 	PECS_CHECK_EQ(t, pecs_read(t, leader, &g, sizeof(g)), sizeof(g));
 	PECS_CHECK_OK(t, read_times(t, member, &m));
 	PECS_CHECK_EQ(t, g.nr, 2);
-	/* The member started after the leader had `lead`: its own time is at most the rest,
-	 * however the thread was scheduled. */
-	PECS_CHECK(t, m.enabled > 0 && m.enabled + lead <= g.enabled,
+	/* The member started after the leader had `lead`, so the group's time (the leader's)
+	 * is ahead of the member's own by about that much. Not by exactly that much: each
+	 * event's times are read from the task's clock at its own moment, and on a virtual
+	 * machine that clock can have stolen time taken off in steps, so a few microseconds
+	 * between two reads can outweigh all the time between two others (seen on ref under
+	 * load: 2.2 us over). Half the lead still tells the leader's time from the member's. */
+	PECS_CHECK(t, m.enabled > 0 && m.enabled + lead / 2 <= g.enabled,
 		   "group time_enabled %llu ns, the member's own %llu ns (enabled when the leader "
 		   "had %llu ns)", (unsigned long long)g.enabled, (unsigned long long)m.enabled,
 		   (unsigned long long)lead);
