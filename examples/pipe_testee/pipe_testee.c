@@ -9,7 +9,7 @@
  * it answers MMAP with -ENODEV and claims no feature that needs the ring.
  *
  *   pipe_testee [--plugin PATH] [--own-pid] [--v1] [--die-at OP] [--hang-at OP]
- *               [--garble-at OP]
+ *               [--garble-at OP] [--busy-at OP]
  *
  * Serving the kernel, it opens "pid 0" events on the runner's thread (SETUP names it): a
  * case burns CPU in the runner and expects its own events to count it. --own-pid keeps
@@ -18,7 +18,10 @@
  *
  * The --*-at options make it misbehave on the first request of operation OP (open, read,
  * ioctl, ...): exit with status 3, stop answering, or answer with a wrong sequence number.
- * They exist so that tests can prove the runner's verdicts for a broken testee.
+ * --busy-at is a slow testee, not a broken one: it works on the CPU for 2.5 times the
+ * runner's deadline (PECS_PIPE_TIMEOUT_MS) of wall time, then answers. They exist so that
+ * tests can prove the runner's verdicts for a broken testee, and its patience with a slow
+ * one.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -52,7 +56,7 @@ static void *ctx;
 static void *bad_page; /* PROT_NONE: what a caller's inaccessible pointer becomes here */
 static uint8_t *scratch; /* two pages for pointer arguments */
 static long page_size;
-static int die_at, hang_at, garble_at;
+static int die_at, hang_at, garble_at, busy_at;
 /* Serving the kernel, "pid 0" in a case means the runner's thread, not ours. */
 static int as_caller = 1;
 static pid_t caller_tid;
@@ -461,6 +465,21 @@ static void serve(uint32_t op, uint32_t seq, const uint8_t *b, size_t len)
 
 /* ---- setup -------------------------------------------------------------------- */
 
+/* Wall time, not CPU time: on loaded cores the spin must still end while the runner's
+ * patience lasts. */
+static void busy_past_deadline(void)
+{
+	const char *t = getenv("PECS_PIPE_TIMEOUT_MS");
+	double ms = 2.5 * (t && atoi(t) > 0 ? atoi(t) : 10000), end;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6 + ms;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	while ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6 < end);
+}
+
 static int op_by_name(const char *name)
 {
 	for (size_t i = 0; i < NOPS; i++)
@@ -505,9 +524,11 @@ int main(int argc, char **argv)
 			hang_at = op_by_name(argv[++i]);
 		else if (strcmp(argv[i], "--garble-at") == 0 && next)
 			garble_at = op_by_name(argv[++i]);
+		else if (strcmp(argv[i], "--busy-at") == 0 && next)
+			busy_at = op_by_name(argv[++i]);
 		else {
 			fprintf(stderr, "usage: %s [--plugin PATH] [--own-pid] [--v1] [--die-at OP] "
-					"[--hang-at OP] [--garble-at OP]\n", argv[0]);
+					"[--hang-at OP] [--garble-at OP] [--busy-at OP]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -539,6 +560,10 @@ int main(int argc, char **argv)
 				pause();
 		if ((int)op == garble_at)
 			seq ^= 0x5a5a;
+		if ((int)op == busy_at) {
+			busy_past_deadline();
+			busy_at = 0;
+		}
 		serve(op, seq, msg + PECS_REQ_HEAD, n - PECS_REQ_HEAD);
 	}
 }

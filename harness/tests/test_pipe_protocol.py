@@ -231,6 +231,16 @@ def test_a_testee_that_hangs_is_killed_at_the_deadline(tmp_path: pathlib.Path) -
     assert all("Alarm clock" in x["message"] for x in reads)
 
 
+def test_a_testee_that_works_past_the_deadline_is_waited_for(tmp_path: pathlib.Path) -> None:
+    # It spins for 2.5 deadlines before answering its first READ: slow, not hung.
+    r, secs, res = run_pipe(tmp_path, "--busy-at read",
+                            ["--isolate", "--filter", "Required.Read.Disable.ValuesFrozen"],
+                            env={"PECS_PIPE_TIMEOUT_MS": "1000"})
+    assert r.returncode == 0, r.stderr
+    assert "did not answer" not in r.stderr
+    assert [x["status"] for x in res["results"]] == ["PASS"], res["results"]
+
+
 def test_without_isolation_a_hang_is_an_error_return_and_the_next_case_recovers(tmp_path: pathlib.Path) -> None:
     r, secs, res = run_pipe(tmp_path, "--hang-at read", ["--filter", FILTER],
                             env={"PECS_PIPE_TIMEOUT_MS": str(HANG_DEADLINE_MS)})

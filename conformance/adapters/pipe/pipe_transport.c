@@ -1,8 +1,9 @@
 /* The testee process and the frames to and from it: its stdin is a pipe, its stdout one end
  * of an AF_UNIX socketpair, so that version 2 can pass file descriptors (SCM_RIGHTS).
  *
- * Every request has a deadline (the configured timeout plus a poll's own). A testee that
- * exits, misses its deadline or sends a malformed frame ends the call: inside an isolated
+ * Every request has a deadline (the configured timeout plus a poll's own), extended while
+ * the testee is visibly working (see struct deadline). A testee that exits, misses its
+ * deadline or sends a malformed frame ends the call: inside an isolated
  * child the adapter names the cause on stderr and dies by SIGPIPE (testee gone) or SIGALRM
  * (deadline), which the runner reports as CRASH; in the main process the call returns
  * -EPIPE, -ETIMEDOUT or -EPROTO and the next call starts a new testee.
@@ -164,6 +165,73 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A request's deadline. Missing it means the testee hangs only if it is not working:
+ * one that is runnable, or has used CPU since the deadline was last set, is slow (a
+ * sanitizer build starting on loaded cores took over 10 s to answer HELLO) and gets the
+ * timeout again, up to PATIENCE times in all. A testee asleep without progress, or still
+ * spinning after the last extension, is late. */
+#define PATIENCE 12
+
+struct deadline {
+	double at;
+	int wait_ms;
+	int extended;
+	uint64_t cpu; /* the testee's utime + stime, in clock ticks, when last set */
+};
+
+/* The testee's state letter and CPU ticks from /proc; 0 when /proc cannot say (then a
+ * missed deadline is final, as it was before this check). */
+static char testee_progress(pid_t pid, uint64_t *cpu)
+{
+	char path[64], buf[512], *p, state;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* the command name may hold ") ": the fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &state, &ut, &st) != 3)
+		return 0;
+	*cpu = ut + st;
+	return state;
+}
+
+static struct deadline deadline_in(const struct testee *t, int wait_ms)
+{
+	struct deadline d = {.at = now_ms() + wait_ms, .wait_ms = wait_ms};
+
+	testee_progress(t->pid, &d.cpu);
+	return d;
+}
+
+/* 1 when the deadline has passed for good; else 0, with the deadline moved on. */
+static int deadline_missed(const struct testee *t, struct deadline *d)
+{
+	uint64_t cpu = 0;
+	char state;
+
+	if (now_ms() < d->at)
+		return 0;
+	state = testee_progress(t->pid, &cpu);
+	if (d->extended + 1 >= PATIENCE || !state ||
+	    (state != 'R' && state != 'D' && cpu == d->cpu))
+		return 1;
+	d->extended++;
+	d->cpu = cpu;
+	d->at = now_ms() + d->wait_ms;
+	return 0;
+}
+
 static const char *op_name(uint32_t op)
 {
 	static const char *const names[] = {
@@ -181,7 +249,7 @@ static const char *op_name(uint32_t op)
 
 enum failure { OK = 0, GONE, LATE, GARBLED, NO_MEMORY };
 
-static enum failure write_all(struct testee *t, const uint8_t *p, size_t n, double deadline)
+static enum failure write_all(struct testee *t, const uint8_t *p, size_t n, struct deadline *d)
 {
 	while (n > 0) {
 		ssize_t w = write(t->to, p, n);
@@ -194,12 +262,10 @@ static enum failure write_all(struct testee *t, const uint8_t *p, size_t n, doub
 			return GONE;
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return GONE;
-		int left = (int)(deadline - now_ms());
-		if (left <= 0)
+		if (deadline_missed(t, d))
 			return LATE;
 		struct pollfd pfd = {.fd = t->to, .events = POLLOUT};
-		if (poll(&pfd, 1, left) == 0)
-			return LATE;
+		poll(&pfd, 1, (int)(d->at - now_ms()) + 1);
 	}
 	return OK;
 }
@@ -223,7 +289,8 @@ static void take_fds(struct msghdr *msg, int *fd)
 	}
 }
 
-static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double deadline, int *fd)
+static enum failure read_all(struct testee *t, uint8_t *p, size_t n, struct deadline *d,
+			     int *fd)
 {
 	while (n > 0) {
 		union {
@@ -242,12 +309,10 @@ static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double dead
 		}
 		if (r == 0 || (errno != EAGAIN && errno != EINTR))
 			return GONE;
-		int left = (int)(deadline - now_ms());
-		if (left <= 0)
+		if (deadline_missed(t, d))
 			return LATE;
 		struct pollfd pfd = {.fd = t->from, .events = POLLIN};
-		if (poll(&pfd, 1, left) == 0)
-			return LATE;
+		poll(&pfd, 1, (int)(d->at - now_ms()) + 1);
 	}
 	return OK;
 }
@@ -255,7 +320,7 @@ static enum failure read_all(struct testee *t, uint8_t *p, size_t n, double dead
 /* Writes one request frame and reads its response into *resp (body, ret and any fd the
  * response carried), checking only the framing: length, op and sequence number. */
 static enum failure exchange(struct testee *t, uint32_t op, const void *body, size_t len,
-			     double deadline, struct pipe_response *resp)
+			     struct deadline *d, struct pipe_response *resp)
 {
 	size_t total = PECS_REQ_HEAD + len;
 	uint8_t *frame = malloc(4 + total);
@@ -266,11 +331,11 @@ static enum failure exchange(struct testee *t, uint32_t op, const void *body, si
 	pecs_put_u32(frame + 8, ++t->seq);
 	if (len)
 		memcpy(frame + 4 + PECS_REQ_HEAD, body, len);
-	enum failure f = write_all(t, frame, 4 + total, deadline);
+	enum failure f = write_all(t, frame, 4 + total, d);
 	free(frame);
 	uint8_t head[4 + PECS_RESP_HEAD];
 	if (f == OK)
-		f = read_all(t, head, sizeof(head), deadline, &resp->fd);
+		f = read_all(t, head, sizeof(head), d, &resp->fd);
 	uint32_t plen = f == OK ? pecs_get_u32(head) : 0;
 	if (f == OK && (plen < PECS_RESP_HEAD || plen > PECS_PIPE_MAX_PAYLOAD ||
 			pecs_get_u32(head + 4) != op || pecs_get_u32(head + 8) != t->seq))
@@ -278,7 +343,7 @@ static enum failure exchange(struct testee *t, uint32_t op, const void *body, si
 	if (f == OK && plen > PECS_RESP_HEAD) {
 		resp->len = plen - PECS_RESP_HEAD;
 		resp->body = malloc(resp->len);
-		f = resp->body ? read_all(t, resp->body, resp->len, deadline, &resp->fd) : NO_MEMORY;
+		f = resp->body ? read_all(t, resp->body, resp->len, d, &resp->fd) : NO_MEMORY;
 	}
 	if (f == OK)
 		resp->ret = (int64_t)pecs_get_u64(head + 12);
@@ -363,7 +428,8 @@ long pipe_call(uint32_t op, const void *body, size_t len, struct pipe_response *
 	if (err < 0)
 		return err;
 	int wait_ms = timeout_ms + (extra_ms > 0 ? extra_ms : 0);
-	enum failure f = exchange(t, op, body, len, now_ms() + wait_ms, resp);
+	struct deadline d = deadline_in(t, wait_ms);
+	enum failure f = exchange(t, op, body, len, &d, resp);
 	/* A mapping made over there is useless here without its fd and address. */
 	if (f == OK && op == PECS_OP_MMAP && resp->ret == 0 &&
 	    (resp->fd < 0 || resp->len < PECS_MMAP_RESP))
@@ -376,7 +442,7 @@ long pipe_call(uint32_t op, const void *body, size_t len, struct pipe_response *
 		free(resp->body);
 		resp->body = NULL;
 		resp->len = 0;
-		return f == NO_MEMORY ? -ENOMEM : give_up(t, f, op, wait_ms);
+		return f == NO_MEMORY ? -ENOMEM : give_up(t, f, op, wait_ms * (d.extended + 1));
 	}
 	return 0;
 }
