@@ -124,8 +124,9 @@ static void drain_locked(struct ref_profiler_session *s)
 	for (;;) {
 		uint32_t cpu;
 		uint64_t time;
-		ssize_t n = ref_profiler_read_sample(s->profiler, s->buf, sizeof(s->buf), &cpu,
-						     &time);
+		const void *data;
+		ssize_t n = ref_profiler_view_sample(s->profiler, s->buf, &data, sizeof(s->buf),
+						     &cpu, &time);
 
 		if (n <= 0)
 			break;
@@ -137,7 +138,7 @@ static void drain_locked(struct ref_profiler_session *s)
 		s->cur_time = time;
 		if (s->opts.batch)
 			s->opts.batch(s->opts.sink_ctx, 1);
-		s->decode_ret = ref_stream_decoder_feed(s->decoder, s->buf, n);
+		s->decode_ret = ref_stream_decoder_feed(s->decoder, data, (size_t)n);
 		if (s->opts.batch)
 			s->opts.batch(s->opts.sink_ctx, 0);
 	}
