@@ -47,7 +47,7 @@ struct ref_profiler_session {
 static int forward(void *ctx, const struct pecs_sample *in)
 {
 	struct ref_profiler_session *s = ctx;
-	struct pecs_sample out = *in;
+	struct pecs_sample out;
 
 	/* The replay wrote its whole stream at start: what its buffer could not hold was
 	 * dropped then, whenever it is read. */
@@ -56,11 +56,14 @@ static int forward(void *ctx, const struct pecs_sample *in)
 		return 0;
 	}
 	s->kept++;
+	/* Period 0: the event's own PERF_SAMPLE_PERIOD applies, which for the clock
+	 * events is the open-time period even after IOC_PERIOD has moved the timer. */
+	if (in->cpu == s->cur_cpu && (in->time || !s->cur_time))
+		return s->opts.sink(s->opts.sink_ctx, in); /* nothing to add: no copy */
+	out = *in;
 	out.cpu = s->cur_cpu;
 	if (!out.time)
 		out.time = s->cur_time;
-	/* Period 0: the event's own PERF_SAMPLE_PERIOD applies, which for the clock
-	 * events is the open-time period even after IOC_PERIOD has moved the timer. */
 	return s->opts.sink(s->opts.sink_ctx, &out);
 }
 

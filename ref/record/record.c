@@ -344,13 +344,43 @@ uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct
 	return keep;
 }
 
+/* The current version is only checked, not copied: this runs once per sample. */
+static int desc_view(const struct ref_record_desc *d, struct ref_record_desc *copy,
+		     const struct ref_record_desc **out)
+{
+	if (!d || d->size != sizeof(*d)) {
+		*out = copy;
+		return desc_load(d, copy);
+	}
+	*out = d;
+	if (d->sample_type & ~(PECS_SAMPLE_MAX - 1) || d->read_format & ~(PECS_FORMAT_MAX - 1))
+		return -EINVAL;
+	return 0;
+}
+
+static int sample_view(const struct pecs_sample *s, struct pecs_sample *copy,
+		       const struct pecs_sample **out)
+{
+	if (!s || s->size != sizeof(*s)) {
+		*out = copy;
+		return sample_load(s, copy);
+	}
+	*out = s;
+	return s->nr_ips && !s->ips ? -EINVAL : 0;
+}
+
 ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
 			       const struct ref_read_values *rv, struct ref_record_plan *plan)
 {
-	int err = sample_prepare(d, s, rv, &plan->d, &plan->s, &plan->fixed, &plan->keep);
+	int err = desc_view(d, &plan->dcopy, &plan->d);
 
+	if (!err)
+		err = sample_view(s, &plan->scopy, &plan->s);
+	if (!err)
+		plan->fixed = sample_fixed_size(plan->d, plan->s, rv, &err);
 	if (err)
 		return err;
+	plan->keep = callchain_keep(plan->d, plan->s, plan->fixed);
 	plan->rv = rv;
 	plan->size = plan->fixed + 8 * (size_t)plan->keep;
 	return (ssize_t)plan->size;
@@ -421,8 +451,8 @@ static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd, 
 
 ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out, size_t cap)
 {
-	const struct ref_record_desc *dd = &plan->d;
-	const struct pecs_sample *s = &plan->s;
+	const struct ref_record_desc *dd = plan->d;
+	const struct pecs_sample *s = plan->s;
 	struct cursor c = { out };
 	uint64_t st = dd->sample_type;
 	size_t size = plan->size;

@@ -81,10 +81,13 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 /* A sample checked and measured once, to be encoded later (ref_record_encode_planned):
  * the engine needs the size to reserve ring space before the encoder writes there, and
  * checking the desc and the sample twice per record was a fifth of the per-sample
- * path. It keeps copies of both; the sample's ips and rv are pointed at, not copied. */
+ * path. It points at the caller's desc, sample, ips and rv (copying only an older
+ * version's desc or sample), which must outlive the encode. */
 struct ref_record_plan {
-	struct ref_record_desc d;
-	struct pecs_sample s;
+	const struct ref_record_desc *d; /* the caller's, or dcopy for an older version */
+	const struct pecs_sample *s;     /* likewise */
+	struct ref_record_desc dcopy;
+	struct pecs_sample scopy;
 	const struct ref_read_values *rv;
 	size_t size, fixed;
 	uint32_t keep;
