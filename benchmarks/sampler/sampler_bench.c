@@ -266,7 +266,6 @@ int main(int argc, char **argv)
 	int trials = argc > 1 ? atoi(argv[1]) : 7;
 	unsigned ms = argc > 2 ? (unsigned)atoi(argv[2]) : 300;
 	static struct figures f[NR_MODES];
-	double over[NR_MODES][MAX_TRIALS];
 	uint64_t calls;
 
 	if (trials < 1 || trials > MAX_TRIALS || ms < 10) {
@@ -290,11 +289,7 @@ int main(int argc, char **argv)
 			f[m].repeats[t] = r[m].samples ? (double)r[m].repeats / (double)r[m].samples
 						       : 0;
 			f[m].lost += r[m].lost;
-			over[m][t] = f[m].process[t] - 1;
 		}
-		/* ref's process overhead over the kernel's at the same rate, this trial */
-		over[REF_1K][t] /= over[KERNEL_1K][t] > 0 ? over[KERNEL_1K][t] : 1e-9;
-		over[REF_10K][t] /= over[KERNEL_10K][t] > 0 ? over[KERNEL_10K][t] : 1e-9;
 	}
 	printf("%-14s %10s %10s %14s %10s  (medians of %d trials, %u ms of loop each)\n", "mode",
 	       "thread", "process", "samples/(cpu/period)", "repeats", trials, ms);
@@ -303,7 +298,12 @@ int main(int argc, char **argv)
 		       median(f[m].thread, trials), median(f[m].process, trials),
 		       median(f[m].rate, trials), 100 * median(f[m].repeats, trials),
 		       (unsigned long long)f[m].lost);
-	printf("ref's process overhead over the kernel's: %.2fx at 1 kHz, %.2fx at 10 kHz\n",
-	       median(over[REF_1K], trials), median(over[REF_10K], trials));
+	/* Over the medians: a trial's kernel overhead can be 0 within the noise. */
+	for (int m = REF_1K; m <= REF_10K; m += REF_10K - REF_1K) {
+		double k = median(f[m - 1].process, trials) - 1, r = median(f[m].process, trials) - 1;
+
+		printf("%s: process CPU +%.1f%%, the kernel's +%.1f%%: %.2fx the kernel's "
+		       "overhead\n", names[m], 100 * r, 100 * k, k > 0 ? r / k : 0);
+	}
 	return 0;
 }

@@ -92,7 +92,7 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	s->profiler = profiler;
 	s->opts = o;
 	if (!s->opts.poll_us)
-		s->opts.poll_us = 1000;
+		s->opts.poll_us = 10000;
 	koids = o.koids;
 	nr = o.nr_koids;
 	if (!koids && !nr)
