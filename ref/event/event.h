@@ -84,6 +84,7 @@ struct ref_event {
 
 	struct ref_rb *rb;
 	unsigned mmap_count;
+	struct ref_ring *batch_ring; /* held from deliver_begin to _end (event_deliver.c) */
 
 	/* Task facts for CGROUP and CODE_PAGE_SIZE: the id /proc knows the task by, found
 	 * at open (-1 none; 0 for a cpu-wide event), and its cgroup, looked up at enable

@@ -6,6 +6,7 @@
 
 #include "pecs/opts.h"
 #include "ref/event/event.h"
+#include "ref/ring/ring.h"
 
 int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 {
@@ -18,9 +19,14 @@ int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 	return ret;
 }
 
+/* A batch also holds the ring's own lock, which each write would otherwise take and
+ * drop: with the engine lock held nothing can unmap or redirect the ring meanwhile. */
 void ref_event_deliver_begin(struct ref_event *ev)
 {
 	pthread_mutex_lock(&ev->env->lock);
+	ev->batch_ring = ev->rb ? ev->rb->ring : NULL;
+	if (ev->batch_ring)
+		ref_ring_hold(ev->batch_ring);
 }
 
 int ref_event_deliver_batched(struct ref_event *ev, const struct pecs_sample *s)
@@ -30,6 +36,9 @@ int ref_event_deliver_batched(struct ref_event *ev, const struct pecs_sample *s)
 
 void ref_event_deliver_end(struct ref_event *ev)
 {
+	if (ev->batch_ring)
+		ref_ring_release(ev->batch_ring);
+	ev->batch_ring = NULL;
 	pthread_mutex_unlock(&ev->env->lock);
 }
 

@@ -121,17 +121,10 @@ static void sample_task_fields(const struct ref_event *ev, const struct pecs_sam
 		d->code_page_size = ref_host_page_size(host, task, s->ips[0]);
 }
 
-/* What the encoder needs, handed through the ring so the record is built in place. */
-struct encode_ctx {
-	const struct ref_record_desc *d;
-	const struct pecs_sample *s;
-	const struct ref_read_values *rv;
-};
-
+/* The planned sample is handed through the ring so the record is built in place. */
 static int encode_in_ring(void *arg, void *out, size_t len)
 {
-	const struct encode_ctx *c = arg;
-	ssize_t n = ref_record_encode_sample(c->d, c->s, c->rv, out, len);
+	ssize_t n = ref_record_encode_planned(arg, out, len);
 
 	if (n < 0)
 		return (int)n;
@@ -163,7 +156,7 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	struct ref_read_member *members = NULL;
 	struct ref_record_desc d;
 	struct lost_cookie cookie = {ev, s};
-	struct encode_ctx ctx = { &d, s, NULL };
+	struct ref_record_plan plan;
 	uint64_t ring_lost;
 	ssize_t size;
 	int err;
@@ -173,9 +166,7 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	err = sample_read_values(ev, &rv, &members);
 	if (err)
 		return err;
-	if (members)
-		ctx.rv = &rv;
-	size = ref_record_sample_size(&d, s, ctx.rv);
+	size = ref_record_plan_sample(&d, s, members ? &rv : NULL, &plan);
 	if (size < 0) {
 		free(members);
 		return (int)size;
@@ -184,7 +175,7 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 		record_profiler_lost(ev, &d, s, (size_t)size);
 	/* Only owed drops need the ring's count (a lock) looked at. */
 	ring_lost = ev->lost_unrecorded ? ref_ring_pending_lost(ev->rb->ring) : 0;
-	err = ref_ring_write_encoded(ev->rb->ring, (size_t)size, encode_in_ring, &ctx, &cookie);
+	err = ref_ring_write_encoded(ev->rb->ring, (size_t)size, encode_in_ring, &plan, &cookie);
 	free(members);
 	/* A LOST record went out ahead of the sample, with the drops in it. */
 	if (!err && ring_lost)
@@ -211,10 +202,13 @@ int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 		return -EINVAL;
 	if (!ev->running && !ev->draining)
 		return REF_DELIVER_OFF;
-	err = pecs_opts_load(&sl, sizeof(sl), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
-	if (err)
-		return err;
-	s = &sl;
+	/* The engine's own callers build the current version: no copy per sample. */
+	if (!s || s->size != sizeof(sl)) {
+		err = pecs_opts_load(&sl, sizeof(sl), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
+		if (err)
+			return err;
+		s = &sl;
+	}
 	/* No buffer (never mapped, or unmapped): nowhere to write, nothing counted. */
 	if (ev->rb)
 		err = write_sample(ev, s);

@@ -31,7 +31,7 @@ static int queue_signal(struct cpu_ticker *t, void *value)
 	si.si_signo = t->signo;
 	si.si_code = SI_QUEUE;
 	si.si_pid = t->pid;
-	si.si_uid = getuid();
+	si.si_uid = t->uid;
 	si.si_value.sival_ptr = value;
 	if (syscall(SYS_rt_tgsigqueueinfo, t->pid, t->tid, t->signo, &si) < 0)
 		return -errno;
@@ -103,6 +103,7 @@ int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, ui
 	t->clock = clock;
 	t->rate = rate;
 	t->pid = getpid();
+	t->uid = getuid(); /* once: a system call per signal was a tenth of the ticker */
 	t->tid = tid;
 	t->signo = signo;
 	t->value = value;

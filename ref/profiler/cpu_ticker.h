@@ -33,6 +33,7 @@ struct cpu_ticker {
 	unsigned rate;     /* how much faster than wall time the clock may run: 1 for a
 			    * thread, the CPU count for a process */
 	pid_t pid, tid;
+	uid_t uid;
 	int signo;
 	void *value;
 

@@ -149,6 +149,26 @@ ssize_t ref_profiler_read_sample(struct ref_profiler *p, void *buf, size_t len, 
 	return do_read(p, buf, len, cpu, time);
 }
 
+ssize_t ref_profiler_view_sample(struct ref_profiler *p, void *buf, const void **data, size_t len,
+				 uint32_t *cpu, uint64_t *time)
+{
+	ssize_t n;
+
+	*cpu = 0;
+	*time = 0;
+	*data = buf;
+	if (!p->ops->view)
+		return do_read(p, buf, len, cpu, time);
+	if (p->state != REF_PROFILER_RUNNING && p->state != REF_PROFILER_STOPPED)
+		return refuse(p, REF_PROFILER_BAD_STATE);
+	if (len == 0)
+		return 0;
+	n = p->ops->view(p, data, len, cpu, time);
+	if (n == 0 && p->state == REF_PROFILER_STOPPED)
+		return -EPIPE;
+	return n;
+}
+
 int ref_profiler_reset(struct ref_profiler *p)
 {
 	if (p->state == REF_PROFILER_RUNNING)

@@ -23,6 +23,10 @@ struct ref_profiler_ops {
 	/* cpu/time describe the sample the bytes belong to, when the kind knows them. */
 	ssize_t (*read)(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
 			uint64_t *time);
+	/* Optional: as read, but hands out a view of the kind's own bytes, valid until its
+	 * next call, so that a script is decoded where it lies rather than copied first. */
+	ssize_t (*view)(struct ref_profiler *p, const void **data, size_t len, uint32_t *cpu,
+			uint64_t *time);
 	/* Optional: hand over now what has been taken but not yet written (the session's
 	 * flush calls it before draining). */
 	void (*catch_up)(struct ref_profiler *p);
@@ -46,5 +50,10 @@ struct ref_profiler *ref_profiler_alloc(const struct ref_profiler_ops *ops, void
  * when the profiler knows them (0 otherwise). */
 ssize_t ref_profiler_read_sample(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
 				 uint64_t *time);
+
+/* The same, reading in place where the kind can (its view op), else copying into buf;
+ * *data is where the bytes are. */
+ssize_t ref_profiler_view_sample(struct ref_profiler *p, void *buf, const void **data, size_t len,
+				 uint32_t *cpu, uint64_t *time);
 
 #endif /* REF_PROFILER_IMPL_H */

@@ -31,7 +31,7 @@ static void replay_stop(struct ref_profiler *p, struct ref_profiler_result *res)
 	(void)res; /* the script took no samples itself; the collector counts decoded ones */
 }
 
-static ssize_t replay_read(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
+static ssize_t replay_view(struct ref_profiler *p, const void **data, size_t len, uint32_t *cpu,
 			   uint64_t *time)
 {
 	struct replay *r = p->impl;
@@ -43,8 +43,18 @@ static ssize_t replay_read(struct ref_profiler *p, void *buf, size_t len, uint32
 		n = r->chunk;
 	if (n > len)
 		n = len;
-	memcpy(buf, r->data + r->pos, n);
+	*data = r->data + r->pos;
 	r->pos += n;
+	return n;
+}
+
+static ssize_t replay_read(struct ref_profiler *p, void *buf, size_t len, uint32_t *cpu,
+			   uint64_t *time)
+{
+	const void *data;
+	ssize_t n = replay_view(p, &data, len, cpu, time);
+
+	memcpy(buf, data, (size_t)n);
 	return n;
 }
 
@@ -66,6 +76,7 @@ static const struct ref_profiler_ops replay_ops = {
 	.start = replay_start,
 	.stop = replay_stop,
 	.read = replay_read,
+	.view = replay_view,
 	.reset = replay_reset,
 	.destroy = replay_destroy,
 };

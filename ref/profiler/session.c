@@ -39,6 +39,7 @@ struct ref_profiler_session {
 	 * sees a profiler either fully started or fully stopped. */
 	pthread_mutex_t lock;
 	pthread_t thread;
+	unsigned nap_us; /* the collector's sleep between drains this enable */
 	bool have_thread;
 	atomic_bool stop_thread;
 	uint8_t buf[READ_CHUNK];
@@ -47,7 +48,7 @@ struct ref_profiler_session {
 static int forward(void *ctx, const struct pecs_sample *in)
 {
 	struct ref_profiler_session *s = ctx;
-	struct pecs_sample out = *in;
+	struct pecs_sample out;
 
 	/* The replay wrote its whole stream at start: what its buffer could not hold was
 	 * dropped then, whenever it is read. */
@@ -56,11 +57,14 @@ static int forward(void *ctx, const struct pecs_sample *in)
 		return 0;
 	}
 	s->kept++;
+	/* Period 0: the event's own PERF_SAMPLE_PERIOD applies, which for the clock
+	 * events is the open-time period even after IOC_PERIOD has moved the timer. */
+	if (in->cpu == s->cur_cpu && (in->time || !s->cur_time))
+		return s->opts.sink(s->opts.sink_ctx, in); /* nothing to add: no copy */
+	out = *in;
 	out.cpu = s->cur_cpu;
 	if (!out.time)
 		out.time = s->cur_time;
-	/* Period 0: the event's own PERF_SAMPLE_PERIOD applies, which for the clock
-	 * events is the open-time period even after IOC_PERIOD has moved the timer. */
 	return s->opts.sink(s->opts.sink_ctx, &out);
 }
 
@@ -88,8 +92,6 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	pthread_mutex_init(&s->lock, NULL);
 	s->profiler = profiler;
 	s->opts = o;
-	if (!s->opts.poll_us)
-		s->opts.poll_us = 1000;
 	koids = o.koids;
 	nr = o.nr_koids;
 	if (!koids && !nr)
@@ -124,8 +126,9 @@ static void drain_locked(struct ref_profiler_session *s)
 	for (;;) {
 		uint32_t cpu;
 		uint64_t time;
-		ssize_t n = ref_profiler_read_sample(s->profiler, s->buf, sizeof(s->buf), &cpu,
-						     &time);
+		const void *data;
+		ssize_t n = ref_profiler_view_sample(s->profiler, s->buf, &data, sizeof(s->buf),
+						     &cpu, &time);
 
 		if (n <= 0)
 			break;
@@ -137,7 +140,7 @@ static void drain_locked(struct ref_profiler_session *s)
 		s->cur_time = time;
 		if (s->opts.batch)
 			s->opts.batch(s->opts.sink_ctx, 1);
-		s->decode_ret = ref_stream_decoder_feed(s->decoder, s->buf, n);
+		s->decode_ret = ref_stream_decoder_feed(s->decoder, data, (size_t)n);
 		if (s->opts.batch)
 			s->opts.batch(s->opts.sink_ctx, 0);
 	}
@@ -147,7 +150,7 @@ static void drain_locked(struct ref_profiler_session *s)
 static void *collector(void *arg)
 {
 	struct ref_profiler_session *s = arg;
-	struct timespec nap = { 0, (long)s->opts.poll_us * 1000 };
+	struct timespec nap = { 0, (long)s->nap_us * 1000 };
 
 	while (!atomic_load_explicit(&s->stop_thread, memory_order_acquire)) {
 		pthread_mutex_lock(&s->lock);
@@ -156,6 +159,19 @@ static void *collector(void *arg)
 		nanosleep(&nap, NULL);
 	}
 	return NULL;
+}
+
+/* A drain every millisecond was most of the helper threads' cost at 1 kHz, one sample
+ * each. Waking every 8 periods (1 to 10 ms) hands over about 8 samples per drain at any
+ * rate, the backlog a drain at 1 ms left at 10 kHz; poll, read and ioctls flush on demand
+ * (engine_flush.c), so only a reader of the mapping alone sees the wait. */
+static unsigned collector_nap_us(const struct ref_profiler_session *s, uint64_t period_ns)
+{
+	uint64_t us = period_ns * 8 / 1000;
+
+	if (s->opts.poll_us)
+		return s->opts.poll_us;
+	return us < 1000 ? 1000 : us > 10000 ? 10000 : (unsigned)us;
 }
 
 static int enable_locked(struct ref_profiler_session *s, const struct ref_profiler_enable *en)
@@ -209,6 +225,7 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	s->enabled = true;
 	/* Only a live profiler produces while enabled; a script is read at poll/disable. */
 	if (live) {
+		s->nap_us = collector_nap_us(s, en->period_ns);
 		atomic_store_explicit(&s->stop_thread, false, memory_order_relaxed);
 		/* The collector's first drain waits for the lock the caller holds. */
 		if (pthread_create(&s->thread, NULL, collector, s) == 0)

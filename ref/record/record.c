@@ -344,18 +344,54 @@ uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct
 	return keep;
 }
 
+/* The current version is only checked, not copied: this runs once per sample. */
+static int desc_view(const struct ref_record_desc *d, struct ref_record_desc *copy,
+		     const struct ref_record_desc **out)
+{
+	if (!d || d->size != sizeof(*d)) {
+		*out = copy;
+		return desc_load(d, copy);
+	}
+	*out = d;
+	if (d->sample_type & ~(PECS_SAMPLE_MAX - 1) || d->read_format & ~(PECS_FORMAT_MAX - 1))
+		return -EINVAL;
+	return 0;
+}
+
+static int sample_view(const struct pecs_sample *s, struct pecs_sample *copy,
+		       const struct pecs_sample **out)
+{
+	if (!s || s->size != sizeof(*s)) {
+		*out = copy;
+		return sample_load(s, copy);
+	}
+	*out = s;
+	return s->nr_ips && !s->ips ? -EINVAL : 0;
+}
+
+ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
+			       const struct ref_read_values *rv, struct ref_record_plan *plan)
+{
+	int err = desc_view(d, &plan->dcopy, &plan->d);
+
+	if (!err)
+		err = sample_view(s, &plan->scopy, &plan->s);
+	if (!err)
+		plan->fixed = sample_fixed_size(plan->d, plan->s, rv, &err);
+	if (err)
+		return err;
+	plan->keep = callchain_keep(plan->d, plan->s, plan->fixed);
+	plan->rv = rv;
+	plan->size = plan->fixed + 8 * (size_t)plan->keep;
+	return (ssize_t)plan->size;
+}
+
 ssize_t ref_record_sample_size(const struct ref_record_desc *d, const struct pecs_sample *s,
 			       const struct ref_read_values *rv)
 {
-	struct ref_record_desc dd;
-	struct pecs_sample sl;
-	size_t fixed;
-	uint32_t keep;
-	int err = sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep);
+	struct ref_record_plan plan;
 
-	if (err)
-		return err;
-	return (ssize_t)(fixed + 8 * (size_t)keep);
+	return ref_record_plan_sample(d, s, rv, &plan);
 }
 
 /* The marker perf_callchain() puts before the part of the stack the sample came from. */
@@ -413,30 +449,21 @@ static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd, 
 		put_u64(c, 0);
 }
 
-ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
-				 const struct ref_read_values *rv, void *out, size_t cap)
+ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out, size_t cap)
 {
-	struct ref_record_desc dd;
-	struct pecs_sample sl;
+	const struct ref_record_desc *dd = plan->d;
+	const struct pecs_sample *s = plan->s;
 	struct cursor c = { out };
-	uint64_t st;
-	size_t fixed, size;
-	uint32_t keep;
-	uint16_t misc;
-	int err = sample_prepare(d, s, rv, &dd, &sl, &fixed, &keep);
+	uint64_t st = dd->sample_type;
+	size_t size = plan->size;
+	uint32_t keep = plan->keep;
+	uint16_t misc = s->misc ? s->misc : PECS_MISC_USER;
 
-	if (err)
-		return err;
-	s = &sl;
-	size = fixed + 8 * (size_t)keep;
 	if (cap < size)
 		return -ENOSPC;
-	st = dd.sample_type;
-	misc = s->misc ? s->misc : PECS_MISC_USER;
-
 	put_u32_pair(&c, PECS_RECORD_SAMPLE, (uint32_t)misc | (uint32_t)size << 16);
 	if (st & PECS_SAMPLE_IDENTIFIER)
-		put_u64(&c, dd.id);
+		put_u64(&c, dd->id);
 	if (st & PECS_SAMPLE_IP)
 		put_u64(&c, s->nr_ips ? s->ips[0] : 0);
 	if (st & PECS_SAMPLE_TID)
@@ -446,16 +473,16 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 	if (st & PECS_SAMPLE_ADDR)
 		put_u64(&c, s->addr);
 	if (st & PECS_SAMPLE_ID)
-		put_u64(&c, dd.id);
+		put_u64(&c, dd->id);
 	if (st & PECS_SAMPLE_STREAM_ID)
-		put_u64(&c, dd.stream_id);
+		put_u64(&c, dd->stream_id);
 	if (st & PECS_SAMPLE_CPU)
 		put_u32_pair(&c, s->cpu, 0);
 	if (st & PECS_SAMPLE_PERIOD)
-		put_u64(&c, s->period ? s->period : dd.period);
+		put_u64(&c, s->period ? s->period : dd->period);
 	if (st & PECS_SAMPLE_READ)
-		read_put(&c, dd.read_format, rv);
-	if ((st & PECS_SAMPLE_CALLCHAIN) && callchain_empty(&dd, s)) {
+		read_put(&c, dd->read_format, plan->rv);
+	if ((st & PECS_SAMPLE_CALLCHAIN) && callchain_empty(dd, s)) {
 		put_u64(&c, 0);
 	} else if (st & PECS_SAMPLE_CALLCHAIN) {
 		put_u64(&c, 1 + (uint64_t)keep);
@@ -463,6 +490,17 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
 		memcpy(c.p, s->ips, 8 * (size_t)keep);
 		c.p += 8 * (size_t)keep;
 	}
-	put_sample_tail(&c, &dd, st);
+	put_sample_tail(&c, dd, st);
 	return (ssize_t)size;
+}
+
+ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
+				 const struct ref_read_values *rv, void *out, size_t cap)
+{
+	struct ref_record_plan plan;
+	ssize_t n = ref_record_plan_sample(d, s, rv, &plan);
+
+	if (n < 0)
+		return n;
+	return ref_record_encode_planned(&plan, out, cap);
 }

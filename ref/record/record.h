@@ -78,6 +78,27 @@ ssize_t ref_record_sample_size(const struct ref_record_desc *d, const struct pec
 ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
 				 const struct ref_read_values *rv, void *out, size_t cap);
 
+/* A sample checked and measured once, to be encoded later (ref_record_encode_planned):
+ * the engine needs the size to reserve ring space before the encoder writes there, and
+ * checking the desc and the sample twice per record was a fifth of the per-sample
+ * path. It points at the caller's desc, sample, ips and rv (copying only an older
+ * version's desc or sample), which must outlive the encode. */
+struct ref_record_plan {
+	const struct ref_record_desc *d; /* the caller's, or dcopy for an older version */
+	const struct pecs_sample *s;     /* likewise */
+	struct ref_record_desc dcopy;
+	struct pecs_sample scopy;
+	const struct ref_read_values *rv;
+	size_t size, fixed;
+	uint32_t keep;
+};
+
+/* Fills *plan; the record's size, or what ref_record_sample_size() returns on error. */
+ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
+			       const struct ref_read_values *rv, struct ref_record_plan *plan);
+/* Encodes a planned sample; -ENOSPC when cap is short. */
+ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out, size_t cap);
+
 /* Encodes PERF_RECORD_LOST {id, lost} plus the sample_id_all trailer, whose pid, tid,
  * time and cpu come from trailer_src (the record that found space, as in the kernel);
  * trailer_src may be NULL, which writes zeros there. */

@@ -69,6 +69,22 @@ static void page_init(struct ref_ring *r)
 	pg->data_size = r->data_size;
 }
 
+/* Recursive, so that a holder (ref_ring_hold()) writes and queries without taking it
+ * again: a recursive lock its owner already holds costs no atomic operation. */
+static int lock_init(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t a;
+	int err = pthread_mutexattr_init(&a);
+
+	if (err)
+		return err;
+	err = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	if (!err)
+		err = pthread_mutex_init(lock, &a);
+	pthread_mutexattr_destroy(&a);
+	return err;
+}
+
 int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int overwrite)
 {
 	struct ref_ring_opts o = {
@@ -137,7 +153,7 @@ int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts
 	}
 	r->pg = (struct pecs_mmap_page *)r->base;
 	r->data = r->base + r->page_size;
-	err = pthread_mutex_init(&r->lock, NULL);
+	err = lock_init(&r->lock);
 	if (err) {
 		err = -err;
 		goto err_unmap;
@@ -153,6 +169,16 @@ err_close:
 err_free:
 	free(r);
 	return err;
+}
+
+void ref_ring_hold(struct ref_ring *r)
+{
+	pthread_mutex_lock(&r->lock);
+}
+
+void ref_ring_release(struct ref_ring *r)
+{
+	pthread_mutex_unlock(&r->lock);
 }
 
 void ref_ring_destroy(struct ref_ring *r)

@@ -98,6 +98,12 @@ int ref_ring_readable(const struct ref_ring *r);
  * a record makes a wakeup pending. */
 void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg);
 
+/* Holds the write lock across several writes (a batch of samples) by one thread, which
+ * then takes it again for each write without an atomic operation; other writers wait
+ * until ref_ring_release(). */
+void ref_ring_hold(struct ref_ring *r);
+void ref_ring_release(struct ref_ring *r);
+
 /* Seqlock updates of the metadata page: lock is odd while they run, +2 each; each field
  * is stored with release, so a reader loads lock (acquire), the fields (acquire), then
  * lock again, and retries if it was odd or moved. A new ring has lock 0; the kernel

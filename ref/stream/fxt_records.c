@@ -207,17 +207,23 @@ static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t wor
 		r->stats.dropped_unmapped++;
 		return 0;
 	}
-	for (size_t i = 0; i < nr; i++)
-		r->ips[i] = le64(rec + (pos + i) * 8);
-
 	memset(&s, 0, sizeof(s));
+	s.ips = r->ips;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The ips are already the words the sink wants: hand them over where they lie
+	 * when they are aligned (a record split across pushes is too, in pend). */
+	if (((uintptr_t)rec & 7) == 0)
+		s.ips = (const uint64_t *)(const void *)(rec + pos * 8);
+	else
+#endif
+		for (size_t i = 0; i < nr; i++)
+			r->ips[i] = le64(rec + (pos + i) * 8);
 	s.size = sizeof(s);
 	s.pid = pid;
 	s.tid = tid;
 	s.time = ref_fxt_ticks_to_ns(le64(rec + 8), r->ticks_per_second);
 	s.misc = PECS_MISC_USER;
 	s.nr_ips = nr;
-	s.ips = r->ips;
 	ret = r->target.sink(r->target.sink_ctx, &s);
 	if (ret < 0) {
 		ref_fxt_reader_fail(r, REF_STREAM_E_SINK);

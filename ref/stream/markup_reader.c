@@ -264,23 +264,23 @@ static int hex8(const char *p, uint64_t *out)
 }
 
 /* The common line, "{{{bt:N:0xADDR}}}" or with ":pc" or ":ra", read in one pass with no
- * field splitting. 1 when p[0, n) is exactly that shape and *index, *addr hold it; 0
- * for anything else, which the general path then judges (so every verdict stays its). */
-static int bt_fast(const char *p, size_t n, uint64_t *index, uint64_t *addr)
+ * field splitting: the end of its "}}}", or NULL for anything else, which the general
+ * path then judges (so every verdict stays its). */
+static const char *bt_scan(const char *p, const char *end, uint64_t *index, uint64_t *addr)
 {
-	const char *q = p + 6, *end = p + n;
+	const char *q = p + 6;
 	uint64_t x = 0;
 	int d, digits = 0;
 
-	if (n < 14 || memcmp(p, "{{{bt:", 6) != 0)
-		return 0;
+	if (end - p < 14 || memcmp(p, "{{{bt:", 6) != 0)
+		return NULL;
 	/* Up to 9 decimal digits cannot overflow; longer ones take the general path. */
 	while (q < end && *q >= '0' && *q <= '9' && digits < 9) {
 		x = x * 10 + (uint64_t)(*q++ - '0');
 		digits++;
 	}
 	if (!digits || end - q < 7 || q[0] != ':' || q[1] != '0' || (q[2] != 'x' && q[2] != 'X'))
-		return 0;
+		return NULL;
 	*index = x;
 	q += 3;
 	x = 0;
@@ -295,12 +295,29 @@ static int bt_fast(const char *p, size_t n, uint64_t *index, uint64_t *addr)
 		digits++;
 	}
 	if (!digits)
-		return 0;
+		return NULL;
 	*addr = x;
-	if (end - q == 6 && q[0] == ':' &&
+	if (end - q >= 6 && q[0] == ':' &&
 	    ((q[1] == 'p' && q[2] == 'c') || (q[1] == 'r' && q[2] == 'a')))
 		q += 3;
-	return end - q == 3 && q[0] == '}' && q[1] == '}' && q[2] == '}';
+	if (end - q < 3 || q[0] != '}' || q[1] != '}' || q[2] != '}')
+		return NULL;
+	return q + 3;
+}
+
+static int bt_fast(const char *p, size_t n, uint64_t *index, uint64_t *addr)
+{
+	return bt_scan(p, p + n, index, addr) == p + n;
+}
+
+/* A whole bt line at the start of p[0, len), newline included, read without first
+ * looking for the newline or copying: its length with the newline, or 0 when p does
+ * not start with one (blanks, "\r" or anything unusual take the general path). */
+static size_t bt_line(const char *p, size_t len, uint64_t *index, uint64_t *addr)
+{
+	const char *q = bt_scan(p, p + len, index, addr);
+
+	return q && q < p + len && *q == '\n' ? (size_t)(q - p) + 1 : 0;
 }
 
 static bool is_hex_bytes(struct span s)
@@ -446,9 +463,24 @@ int ref_markup_reader_feed(struct ref_markup_reader *r, const void *data, size_t
 	if (r->err.code)
 		return r->err_ret;
 	while (len) {
-		const char *nl = memchr(p, '\n', len);
-		size_t take = nl ? (size_t)(nl - p) : len;
+		const char *nl;
+		size_t take;
+		uint64_t index, addr;
 
+		/* Most lines of a stream are frames: read them where they lie, in one pass. */
+		if (r->line_len == 0 && *p == '{' && (take = bt_line(p, len, &index, &addr))) {
+			r->line_start = r->offset;
+			if (bt_frame(r, index, addr))
+				return r->err_ret;
+			r->stats.records++;
+			r->offset += take;
+			r->stats.bytes += take;
+			p += take;
+			len -= take;
+			continue;
+		}
+		nl = memchr(p, '\n', len);
+		take = nl ? (size_t)(nl - p) : len;
 		if (r->line_len == 0)
 			r->line_start = r->offset;
 		/* Checked on both paths so the verdict does not depend on chunking. */

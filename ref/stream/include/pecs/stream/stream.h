@@ -15,7 +15,8 @@
 #include "pecs/sample.h"
 
 /* Receives one decoded sample; a negative return stops the parser with REF_STREAM_E_SINK
- * and is handed back to the caller of feed(). */
+ * and is handed back to the caller of feed(). The sample and its ips are valid for the
+ * call only (the ips may point into the bytes being fed). */
 typedef int (*ref_sample_sink)(void *ctx, const struct pecs_sample *s);
 
 /* Side records a caller may want to see; any member may be NULL. */
