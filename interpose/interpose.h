@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "pecs/impl.h"
 
@@ -30,6 +31,10 @@ struct ip_real {
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
 	int (*prctl)(int, ...);
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 };
 
 /* Resolved before main (and on first use, for calls made by other libraries'
@@ -57,6 +62,8 @@ void ip_table_share(int fd, int from);
 int ip_table_drop(int fd);
 /* Calls fn on the implementation's fd of every open event. */
 void ip_table_each(void (*fn)(int impl_fd, void *arg), void *arg);
+/* How many events are open. */
+int ip_table_count(void);
 /* 1 when any of fds is an event. */
 int ip_table_any(const struct pollfd *fds, nfds_t nfds);
 

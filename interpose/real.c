@@ -37,6 +37,10 @@ static void resolve(void)
 	real.ppoll = (int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			      const sigset_t *))next("ppoll");
 	real.prctl = (int (*)(int, ...))next("prctl");
+	real.wait = (pid_t(*)(int *))next("wait");
+	real.waitpid = (pid_t(*)(pid_t, int *, int))next("waitpid");
+	real.wait4 = (pid_t(*)(pid_t, int *, int, struct rusage *))next("wait4");
+	real.waitid = (int (*)(idtype_t, id_t, siginfo_t *, int))next("waitid");
 	/* A C library without fcntl64 or mmap64 (older glibc, musl) has one entry for both. */
 	if (!real.fcntl64)
 		real.fcntl64 = real.fcntl;

@@ -15,6 +15,7 @@ struct ip_event {
 };
 
 static atomic_int fd_slot[IP_MAX_FDS]; /* event index + 1, or 0 */
+static atomic_int nevents;
 static struct ip_event events[IP_MAX_EVENTS];
 
 struct ip_map {
@@ -47,6 +48,7 @@ int ip_table_add(int fd, int impl_fd)
 
 		if (atomic_compare_exchange_strong(&events[i].refs, &free_refs, 1)) {
 			events[i].impl_fd = impl_fd;
+			atomic_fetch_add(&nevents, 1);
 			atomic_store_explicit(&fd_slot[fd], i + 1, memory_order_release);
 			return 0;
 		}
@@ -74,7 +76,10 @@ int ip_table_drop(int fd)
 	/* Read the fd before the slot can be taken again by another open. */
 	int impl_fd = events[s].impl_fd;
 
-	return atomic_fetch_sub(&events[s].refs, 1) == 1 ? impl_fd : -1;
+	if (atomic_fetch_sub(&events[s].refs, 1) != 1)
+		return -1;
+	atomic_fetch_sub(&nevents, 1);
+	return impl_fd;
 }
 
 void ip_table_each(void (*fn)(int impl_fd, void *arg), void *arg)
@@ -82,6 +87,11 @@ void ip_table_each(void (*fn)(int impl_fd, void *arg), void *arg)
 	for (int i = 0; i < IP_MAX_EVENTS; i++)
 		if (atomic_load(&events[i].refs) > 0)
 			fn(events[i].impl_fd, arg);
+}
+
+int ip_table_count(void)
+{
+	return atomic_load_explicit(&nevents, memory_order_acquire);
 }
 
 int ip_table_any(const struct pollfd *fds, nfds_t nfds)

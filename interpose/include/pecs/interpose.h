@@ -22,6 +22,10 @@
 #define PECS_INTERPOSE_REF "ref"
 #define PECS_INTERPOSE_KERNEL "kernel"
 
+/* At load the library takes itself out of LD_PRELOAD, so the programs its host executes
+ * (perf's workload) run as they would without it; "1" keeps it in for them. */
+#define PECS_INTERPOSE_CHILDREN_ENV "PECS_INTERPOSE_CHILDREN"
+
 /* The implementation's complaints (a plugin that does not load) go to stderr once, and
  * perf_event_open then fails with this errno, as on a kernel without perf events. */
 #define PECS_INTERPOSE_BROKEN_ERRNO ENOSYS
