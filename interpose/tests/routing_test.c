@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -255,6 +256,34 @@ static void prctl_toggles_every_event(void **state)
 	close(a);
 }
 
+/* A blocking wait reads every event once before the reap; WNOHANG does not. */
+static void a_blocking_wait_reads_the_events_first(void **state)
+{
+	int fd = open_event(1, -1, 0);
+	int reads = rec->reads, status = 0;
+	pid_t kid = fork();
+
+	(void)state;
+	if (kid == 0)
+		_exit(7);
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	assert_int_equal(rec->reads, reads + 1);
+	kid = fork();
+	if (kid == 0)
+		_exit(0);
+	while (waitpid(kid, &status, WNOHANG) == 0)
+		;
+	assert_int_equal(rec->reads, reads + 1);
+	close(fd);
+	/* with no event open, nothing is read */
+	kid = fork();
+	if (kid == 0)
+		_exit(0);
+	assert_int_equal(wait4(kid, &status, 0, NULL), kid);
+	assert_int_equal(rec->reads, reads + 1);
+}
+
 static void other_syscalls_pass_through(void **state)
 {
 	(void)state;
@@ -285,6 +314,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(mmap_and_munmap_route_event_mappings),
 		cmocka_unit_test(poll_asks_the_implementation_for_events),
 		cmocka_unit_test(prctl_toggles_every_event),
+		cmocka_unit_test(a_blocking_wait_reads_the_events_first),
 		cmocka_unit_test(other_syscalls_pass_through),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
