@@ -51,7 +51,7 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
      ("conformance/cases", "conformance/adapters", "conformance/tools", "conformance/tests",
       "conformance/differential")),
     ("on top: tests, examples and tools outside the suite",
-     ("benchmarks", "examples", "fuzz", "harness", "tools")),
+     ("benchmarks", "examples", "fuzz", "harness", "interpose", "tools")),
 )
 
 # Arrows the layers forbid but the code needs, each with its reason.

@@ -188,6 +188,7 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 	}
 	ev->t_last = ev->tsrc.last;
 	ev->c_last = ev->csrc.last;
+	ref_event_exec_arm(ev);
 	return ev;
 }
 

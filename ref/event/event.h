@@ -47,6 +47,15 @@ struct ref_mapping {
 
 struct ref_event_env;
 
+/* What an enable_on_exec event on another process waits for (event_exec.c). */
+struct ref_exec_mark {
+	int armed;      /* off until the task executes */
+	int has_exe;
+	dev_t dev;      /* /proc/<pid>/exe at open */
+	ino_t ino;
+	char comm[64];  /* and the comm, for a task that died before we looked */
+};
+
 struct ref_event {
 	struct ref_event_env *env; /* the owner's, shared by all its events */
 	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
@@ -91,6 +100,8 @@ struct ref_event {
 	 * when sampled (event_sample.c). */
 	pid_t proc_id;
 	uint64_t cgroup;
+
+	struct ref_exec_mark exec;
 
 	struct ref_sampler_ops ops;
 	void *priv;
@@ -146,6 +157,13 @@ int ref_event_task_exited(pid_t tid, int same_process);
 /* The id /proc knows the task by, or -1 when /proc cannot show it. */
 pid_t ref_event_task_proc_id(pid_t tid, int same_process);
 clockid_t ref_event_thread_clock(pid_t tid);
+
+/* ---- enable_on_exec on another process (event_exec.c) ---- */
+/* At open: arms a disabled enable_on_exec event on another process. */
+void ref_event_exec_arm(struct ref_event *ev);
+/* At each sync of an armed event (and of its members, for a leader): turns it on once
+ * its task executed. Counting only: a sampling event's profiler is not started by it. */
+void ref_event_exec_check(struct ref_event *ev);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);

@@ -167,10 +167,15 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 		/* Linux counts only the named thread; a process clock equals that for a
 		 * single-threaded process, /proc's schedstat is exact for any thread. */
 		task_clock = REF_SRC_SCHEDSTAT;
-		if (s->tid < 0) {
-			if (clock_getcpuclockid(tid, &s->clock))
+		/* With inherit Linux counts the threads the task makes too: the process
+		 * clock covers every thread, the exited ones included (a process that is
+		 * not a thread group leader has none, and keeps its schedstat). Child
+		 * processes are not followed. */
+		if (s->tid < 0 || (a->flags & PECS_ATTR_INHERIT)) {
+			if (clock_getcpuclockid(tid, &s->clock) == 0)
+				task_clock = REF_SRC_PROCESS_CLOCK;
+			else if (s->tid < 0)
 				return -ESRCH;
-			task_clock = REF_SRC_PROCESS_CLOCK;
 		}
 	}
 	if (tid < 0) {

@@ -37,8 +37,13 @@ void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
  * enabled too (measured: an enabled member of a disabled leader reads time_enabled 0). */
 void ref_event_sync(struct ref_event *ev)
 {
+	struct ref_event *leader = ev->leader ? ev->leader : ev;
+
+	if (leader->exec.armed)
+		ref_event_exec_check(leader);
+	if (ev->exec.armed)
+		ref_event_exec_check(ev);
 	uint64_t t = ref_event_source_read(&ev->tsrc), c;
-	const struct ref_event *leader = ev->leader ? ev->leader : ev;
 
 	/* task-clock counts what its times measure: one reading serves both (and a
 	 * second clock read per sync is what group enable and close spend most on). */

@@ -1,0 +1,78 @@
+/* The interposer's parts, shared by its files: the C library's own entries (real.c), which
+ * fds are events (table.c), the implementation behind them (impl.c). */
+#ifndef PECS_INTERPOSE_INTERNAL_H
+#define PECS_INTERPOSE_INTERNAL_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "pecs/impl.h"
+
+/* The C library's definitions of what the interposer replaces, found with
+ * dlsym(RTLD_NEXT) by a constructor: pass-through calls then cost one indirect call and
+ * neither lock nor allocate, so they stay safe in a signal handler. */
+struct ip_real {
+	long (*syscall)(long, ...);
+	int (*ioctl)(int, unsigned long, ...);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*read_chk)(int, void *, size_t, size_t);
+	int (*close)(int);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*fcntl)(int, int, ...);
+	int (*fcntl64)(int, int, ...);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	void *(*mmap64)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*prctl)(int, ...);
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+};
+
+/* Resolved before main (and on first use, for calls made by other libraries'
+ * constructors that run before ours). */
+const struct ip_real *ip_real(void);
+
+/* The implementation, chosen by PECS_IMPL at the first perf_event_open. NULL for
+ * "kernel"; *err is set to a positive errno when it could not be set up. */
+const struct pecs_impl *ip_impl(void **ctx, int *err);
+
+/* The fd table. An event is a slot holding the implementation's fd and a count of the
+ * real fds (dup'ed copies) that name it. Lookups are lock-free atomic loads. */
+#define IP_MAX_FDS 65536
+#define IP_MAX_EVENTS 4096
+#define IP_MAX_MAPS 1024
+
+/* The implementation's fd behind real fd, or -1 when fd is not an event. */
+int ip_table_impl_fd(int fd);
+/* Makes real fd name a new event with impl_fd; -EMFILE when the table is full. */
+int ip_table_add(int fd, int impl_fd);
+/* Makes real fd name the same event as real fd `from` (dup). */
+void ip_table_share(int fd, int from);
+/* Forgets real fd; returns the implementation's fd when that was the event's last real
+ * fd (the caller then closes the event), else -1. */
+int ip_table_drop(int fd);
+/* Calls fn on the implementation's fd of every open event. */
+void ip_table_each(void (*fn)(int impl_fd, void *arg), void *arg);
+/* How many events are open. */
+int ip_table_count(void);
+/* 1 when any of fds is an event. */
+int ip_table_any(const struct pollfd *fds, nfds_t nfds);
+
+/* Mappings the implementation made for events, so munmap finds its way back. */
+int ip_map_add(void *addr, size_t len);
+/* 1 and forgets it when addr starts a mapping of an event, else 0. */
+int ip_map_take(void *addr);
+
+/* The routed calls behind poll/ppoll: fds holds at least one event. */
+int ip_poll_events(struct pollfd *fds, nfds_t nfds, int timeout_ms);
+
+#endif /* PECS_INTERPOSE_INTERNAL_H */
