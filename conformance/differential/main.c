@@ -2,9 +2,11 @@
  *
  *   pecs-diff --sequences N --seed S [--impl ref|syscall|plugin:PATH]
  *             [--known docs/behaviours.md] [--json FILE] [--text FILE] [--identity NAME]
+ *             [--first I] [--timeout S]
  *
  * Exit status: 0 when every class of difference is in the known list, 1 when one is not,
- * 2 for usage and setup errors. */
+ * 2 for usage and setup errors, 3 when a sequence gave no answer in S seconds (it is
+ * named on stderr; the run stops there). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,7 +62,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: pecs-diff --sequences N --seed S [--impl ref|syscall|"
 			"plugin:PATH] [--known FILE] [--json FILE] [--text FILE] [--identity NAME]"
-			" [--minimize K] [--sample-every M]\n");
+			" [--minimize K] [--sample-every M] [--first I] [--timeout S]\n");
 	return 2;
 }
 
@@ -81,13 +83,15 @@ static int write_to(const char *path, const struct diff_result *r,
 int main(int argc, char **argv)
 {
 	static struct diff_known known[MAX_KNOWN];
-	struct diff_options o = {.sequences = 1000, .minimize = 8, .sample_every = 256};
+	struct diff_options o = {.sequences = 1000, .minimize = 8, .sample_every = 256,
+				 .timeout_s = 120};
 	struct diff_meta m = {.oracle = "kernel", .impl = "ref", .identity = "?"};
 	const char *known_path = NULL, *json = NULL, *text = "-";
 	static const struct option opts[] = {
 		{"sequences", 1, 0, 'n'}, {"seed", 1, 0, 's'}, {"impl", 1, 0, 'i'},
 		{"known", 1, 0, 'k'}, {"json", 1, 0, 'j'}, {"text", 1, 0, 't'},
 		{"identity", 1, 0, 'u'}, {"minimize", 1, 0, 'm'}, {"sample-every", 1, 0, 'e'},
+		{"first", 1, 0, 'f'}, {"timeout", 1, 0, 'w'},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -102,6 +106,8 @@ int main(int argc, char **argv)
 		case 'u': m.identity = optarg; break;
 		case 'm': o.minimize = strtoull(optarg, NULL, 0); break;
 		case 'e': o.sample_every = strtoull(optarg, NULL, 0); break;
+		case 'f': o.first = strtoull(optarg, NULL, 0); break;
+		case 'w': o.timeout_s = (unsigned)strtoul(optarg, NULL, 0); break;
 		default: return usage();
 		}
 	}
