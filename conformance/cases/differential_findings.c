@@ -1,7 +1,9 @@
 /* Behaviours the differential tool (conformance/differential) found ref getting wrong,
  * each proven on the kernel first: aux_sample_size with no AUX leader, the file ioctls
- * the VFS answers for every fd, and a task event bound to a CPU its task is not on. */
+ * the VFS answers for every fd, a task event bound to a CPU its task is not on, and poll
+ * of an fd that is no longer open. */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -96,4 +98,20 @@ PECS_CASE("Required.Read.Times.TaskEventOnAnotherCpuNeverRuns", "counting",
 	PECS_CHECK(t, other[1] > 0, "bound to CPU 0: time_enabled advances with the task");
 	PECS_CHECK_EQ(t, other[2], 0ull, "bound to CPU 0: never running");
 	PECS_CHECK_EQ(t, other[0], 0ull, "bound to CPU 0: nothing counted");
+}
+
+/* do_pollfd(): an fd that is not open is reported in revents, whatever was asked, and
+ * counts as a ready fd; poll() itself does not fail. */
+PECS_CASE("Required.Poll.Closed.FdIsPollnval", "poll", "POLL-CLOSED-NVAL")
+{
+	struct pecs_attr a;
+
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	int fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	int open_rev = pecs_poll(t, fd, POLLIN, 0);
+	PECS_CHECK(t, open_rev >= 0 && !(open_rev & POLLNVAL), "open: revents %s",
+		   pecs_retname(open_rev));
+	PECS_CHECK_OK(t, pecs_close(t, fd));
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLNVAL, "closed");
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, 0, 0), POLLNVAL, "closed, no events asked");
 }
