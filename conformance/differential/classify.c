@@ -38,8 +38,10 @@ static void open_fields(const struct diff_call *c, char *buf, size_t len)
 {
 	const struct pecs_attr *a = &c->attr;
 	char tmp[48];
-	if (a->type != PECS_TYPE_SOFTWARE)
-		add(buf, len, "type");
+	if (a->type != PECS_TYPE_SOFTWARE) {
+		snprintf(tmp, sizeof(tmp), "type%u", a->type);
+		add(buf, len, tmp);
+	}
 	if (a->size != PECS_ATTR_SIZE_LATEST || c->tail_byte)
 		add(buf, len, "size");
 	if (a->config) {
