@@ -48,6 +48,16 @@ PECS_CASE("Required.Ioctl.Vfs.GenericFileIoctlsAnswered", "", "IOC-VFS-GENERIC")
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, FIGETBSZ, (unsigned long)&bsize), "FIGETBSZ");
 	PECS_CHECK(t, bsize > 0, "FIGETBSZ wrote %d", bsize);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, FS_IOC_FIEMAP, (unsigned long)&v), EOPNOTSUPP);
+	/* Freezing needs CAP_SYS_ADMIN; past it the perf filesystem cannot freeze, and
+	 * thawing one that is not frozen is EINVAL. */
+	int freeze = pecs_ioctl(t, fd, FIFREEZE, 0), thaw = pecs_ioctl(t, fd, FITHAW, 0);
+	if (freeze == -EPERM || !pecs_host(t)->privileged) {
+		PECS_CHECK_ERR(t, freeze, EPERM, "FIFREEZE without CAP_SYS_ADMIN");
+		PECS_CHECK_ERR(t, thaw, EPERM, "FITHAW without CAP_SYS_ADMIN");
+	} else {
+		PECS_CHECK_ERR(t, freeze, EOPNOTSUPP, "FIFREEZE");
+		PECS_CHECK_ERR(t, thaw, EINVAL, "FITHAW");
+	}
 	/* the rest still reach perf_ioctl(), which knows none of them */
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, FIOQSIZE, (unsigned long)&v), ENOTTY);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, FIONREAD, (unsigned long)&v), ENOTTY);
