@@ -6,6 +6,7 @@
  * case installs a scripted stream with set_profiler first. The choice waits until the
  * event is first enabled, since set_profiler comes after open. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 
 #include "pecs/impl.h"
@@ -117,9 +118,11 @@ static int ref_munmap(void *ctx, void *addr, size_t length)
 	return ref_engine_munmap(E(ctx), addr, length);
 }
 
+/* poll(2) reports an fd that is not open in revents, not as an error. */
 static int ref_poll(void *ctx, int fd, short events, int timeout_ms)
 {
-	return ref_engine_poll(E(ctx), fd, events, timeout_ms);
+	int r = ref_engine_poll(E(ctx), fd, events, timeout_ms);
+	return r == -EBADF ? POLLNVAL : r;
 }
 
 static int ref_host_facts(void *ctx, struct pecs_host_facts *facts)

@@ -91,6 +91,10 @@ PECS_CASE("Required.Read.Times.CpuWideTimesFollowTheWallClock", "counting", "REA
 		   (unsigned long long)wall);
 	PECS_CHECK(t, v.running <= v.enabled, "time_running %llu > time_enabled %llu",
 		   (unsigned long long)v.running, (unsigned long long)v.enabled);
+	/* the count is the same clock: cpu 0's time while the event ran */
+	PECS_CHECK(t, v.value >= 4 * MS && v.value <= wall,
+		   "counted %llu ns over %llu ns of wall time", (unsigned long long)v.value,
+		   (unsigned long long)wall);
 }
 
 /* An event on a thread that has exited keeps the count and times it had at the exit. */

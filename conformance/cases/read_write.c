@@ -16,4 +16,7 @@ PECS_CASE("Required.Read.Write.IsEinval", "", "READ-WRITE-EINVAL")
 	PECS_CHECK_ERR(t, pecs_write(t, fd, &word, sizeof(word)), EINVAL);
 	/* a zero-length write is refused the same way */
 	PECS_CHECK_ERR(t, pecs_write(t, fd, &word, 0), EINVAL);
+	/* the fd is looked up first: once closed it is EBADF */
+	PECS_CHECK_OK(t, pecs_close(t, fd));
+	PECS_CHECK_ERR(t, pecs_write(t, fd, &word, sizeof(word)), EBADF, "closed");
 }

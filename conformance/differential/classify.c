@@ -38,8 +38,10 @@ static void open_fields(const struct diff_call *c, char *buf, size_t len)
 {
 	const struct pecs_attr *a = &c->attr;
 	char tmp[48];
-	if (a->type != PECS_TYPE_SOFTWARE)
-		add(buf, len, "type");
+	if (a->type != PECS_TYPE_SOFTWARE) {
+		snprintf(tmp, sizeof(tmp), "type%u", a->type);
+		add(buf, len, tmp);
+	}
 	if (a->size != PECS_ATTR_SIZE_LATEST || c->tail_byte)
 		add(buf, len, "size");
 	if (a->config) {
@@ -67,7 +69,10 @@ static void open_fields(const struct diff_call *c, char *buf, size_t len)
 		add(buf, len, c->cpu == 0 ? "cpu=0" : "cpu=own");
 	if (c->group != DIFF_NO_REF)
 		add(buf, len, c->group == DIFF_BAD_REF ? "group=badfd" : "group");
-	if (c->flags)
+	/* A cgroup event is counted per CPU, which the engine's counters tell apart. */
+	if (c->flags & PECS_FLAG_PID_CGROUP)
+		add(buf, len, "pid_cgroup");
+	if (c->flags & ~(unsigned long)PECS_FLAG_PID_CGROUP)
 		add(buf, len, "open_flags");
 }
 

@@ -140,6 +140,12 @@ struct diff_options {
 	uint64_t minimize, sample_every;
 	const struct diff_known *known;
 	int nknown;
+	/* The index of the first sequence run: a run cut short resumes past where it
+	 * stopped with the same seed, and --first I --sequences 1 replays sequence I. */
+	uint64_t first;
+	/* Seconds one sequence may take on both sides (its minimizing gets four times as
+	 * many); past them the run ends with status 3 naming the sequence; 0 waits forever. */
+	unsigned timeout_s;
 };
 
 struct diff_result {

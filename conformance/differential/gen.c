@@ -150,6 +150,11 @@ static void gen_ioctl(uint64_t *x, const struct diff_seq *s, struct diff_call *c
 	default:
 		break;
 	}
+	/* FIOASYNC on raises SIGIO at every wakeup: with a clock sampling every 10 us the
+	 * kernel side spent minutes of system time in signal delivery, unkillable, so the
+	 * sequences turn it off (or pass a bad pointer) and never on. */
+	if (c->request == FIOASYNC && c->arg_kind == ARG_PTR)
+		c->arg = 0;
 }
 
 static void gen_call(uint64_t *x, const struct diff_seq *s, struct diff_call *c, int ncpus)

@@ -2,13 +2,19 @@
  *
  *   pecs-diff --sequences N --seed S [--impl ref|syscall|plugin:PATH]
  *             [--known docs/behaviours.md] [--json FILE] [--text FILE] [--identity NAME]
+ *             [--first I] [--timeout S] [--show]
+ *
+ * --show prints the sequences the options select, without running them (a sequence
+ * the run named as hanging, for example).
  *
  * Exit status: 0 when every class of difference is in the known list, 1 when one is not,
- * 2 for usage and setup errors. */
+ * 2 for usage and setup errors, 3 when a sequence gave no answer in S seconds (it is
+ * named on stderr; the run stops there). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +62,25 @@ static const struct pecs_impl *choose(const char *spec)
 	return NULL;
 }
 
+static void show_sequences(const struct diff_options *o)
+{
+	for (uint64_t i = o->first; i < o->first + o->sequences; i++) {
+		struct diff_seq s;
+		diff_gen(&s, diff_seq_seed(o->seed, i));
+		printf("sequence %" PRIu64 " (seed %#" PRIx64 "):\n", i, s.seed);
+		for (int k = 0; k < s.n; k++) {
+			printf("  ");
+			diff_print_call(stdout, &s.calls[k]);
+			printf("\n");
+		}
+	}
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: pecs-diff --sequences N --seed S [--impl ref|syscall|"
 			"plugin:PATH] [--known FILE] [--json FILE] [--text FILE] [--identity NAME]"
-			" [--minimize K] [--sample-every M]\n");
+			 " [--minimize K] [--sample-every M] [--first I] [--timeout S] [--show]\n");
 	return 2;
 }
 
@@ -81,13 +101,16 @@ static int write_to(const char *path, const struct diff_result *r,
 int main(int argc, char **argv)
 {
 	static struct diff_known known[MAX_KNOWN];
-	struct diff_options o = {.sequences = 1000, .minimize = 8, .sample_every = 256};
+	struct diff_options o = {.sequences = 1000, .minimize = 8, .sample_every = 256,
+				 .timeout_s = 120};
 	struct diff_meta m = {.oracle = "kernel", .impl = "ref", .identity = "?"};
 	const char *known_path = NULL, *json = NULL, *text = "-";
+	int show = 0;
 	static const struct option opts[] = {
 		{"sequences", 1, 0, 'n'}, {"seed", 1, 0, 's'}, {"impl", 1, 0, 'i'},
 		{"known", 1, 0, 'k'}, {"json", 1, 0, 'j'}, {"text", 1, 0, 't'},
 		{"identity", 1, 0, 'u'}, {"minimize", 1, 0, 'm'}, {"sample-every", 1, 0, 'e'},
+		{"first", 1, 0, 'f'}, {"timeout", 1, 0, 'w'}, {"show", 0, 0, 'p'},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -102,11 +125,19 @@ int main(int argc, char **argv)
 		case 'u': m.identity = optarg; break;
 		case 'm': o.minimize = strtoull(optarg, NULL, 0); break;
 		case 'e': o.sample_every = strtoull(optarg, NULL, 0); break;
+		case 'f': o.first = strtoull(optarg, NULL, 0); break;
+		case 'w': o.timeout_s = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'p': show = 1; break;
 		default: return usage();
 		}
 	}
 	if (optind != argc)
 		return usage();
+	if (show) {
+		diff_exec_init(); /* the generator needs the CPU count */
+		show_sequences(&o);
+		return 0;
+	}
 	const struct pecs_impl *impl = choose(m.impl);
 	if (!impl)
 		return 2;

@@ -76,9 +76,10 @@ void diff_report_json(FILE *f, const struct diff_result *r, const struct diff_op
 	diff_json_str(f, m->impl);
 	fprintf(f, ", \"identity\": ");
 	diff_json_str(f, m->identity);
-	fprintf(f, ", \"seed\": %" PRIu64 ", \"sequences\": %" PRIu64 ", \"agreeing\": %" PRIu64
+	fprintf(f, ", \"seed\": %" PRIu64 ", \"first\": %" PRIu64 ", \"sequences\": %" PRIu64
+		", \"agreeing\": %" PRIu64
 		", \"calls\": %" PRIu64 ", \"agreeing_calls\": %" PRIu64 ", \"new_classes\": %d,"
-		"\n \"classes\": [", o->seed, r->sequences, r->agreeing, r->calls,
+		"\n \"classes\": [", o->seed, o->first, r->sequences, r->agreeing, r->calls,
 		r->agreeing_calls, diff_result_new_classes(r));
 	for (int i = 0; i < r->nclasses; i++) {
 		const struct diff_class *c = &r->classes[i];

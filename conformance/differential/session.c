@@ -2,8 +2,12 @@
  * the first ones of each raw key (and a sample of the rest) minimized into classes.
  * Everything is in sequence order, so a seed gives the same classes and reproducers. */
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conformance/differential/diff.h"
 
@@ -57,15 +61,42 @@ static int by_raw(const void *a, const void *b)
 	return strcmp(((const struct diff_raw *)a)->raw, ((const struct diff_raw *)b)->raw);
 }
 
+/* A side that never answers (an implementation stuck in a loop) cannot be cut off from
+ * inside the process: the run ends, naming the sequence so it can be replayed alone. The
+ * message is written before the alarm is armed, since the handler may only write(2). */
+static char hang_msg[200];
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	ssize_t n = write(STDERR_FILENO, hang_msg, strlen(hang_msg));
+	(void)n;
+	_exit(3);
+}
+
+static void watch(const struct diff_options *o, uint64_t index, uint64_t seed, unsigned s,
+		  const char *what)
+{
+	if (!o->timeout_s)
+		return;
+	snprintf(hang_msg, sizeof(hang_msg), "pecs-diff: sequence %" PRIu64 " (seed %#" PRIx64
+		 ") %s gave no answer in %u s; replay it with --first %" PRIu64
+		 " --sequences 1\n", index, seed, what, s, index);
+	signal(SIGALRM, on_alarm);
+	alarm(s);
+}
+
 int diff_session(const struct pecs_impl *oracle, const struct pecs_impl *impl,
 		 const struct diff_options *o, struct diff_result *r)
 {
 	memset(r, 0, sizeof(*r));
-	for (uint64_t i = 0; i < o->sequences; i++) {
+	for (uint64_t i = o->first; i < o->first + o->sequences; i++) {
 		struct diff_seq s;
 		struct diff_found f;
 		diff_gen(&s, diff_seq_seed(o->seed, i));
+		watch(o, i, s.seed, o->timeout_s, "run");
 		int d = diff_check(oracle, impl, &s, &f);
+		alarm(0);
 		if (d < 0)
 			return d;
 		r->sequences++;
@@ -84,7 +115,9 @@ int diff_session(const struct pecs_impl *oracle, const struct pecs_impl *impl,
 		    (o->sample_every == 0 || raw->count % o->sample_every != 0))
 			continue;
 		raw->minimized++;
+		watch(o, i, s.seed, 4 * o->timeout_s, "minimizing");
 		diff_minimize(oracle, impl, &s, &f);
+		alarm(0);
 		if (add_class(r, o, i, &s, &f) < 0)
 			return -ENOMEM;
 	}

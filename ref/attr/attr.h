@@ -52,6 +52,14 @@ static inline int ref_kind_is_clock(enum ref_kind k)
 	return k == REF_KIND_CPU_CLOCK || k == REF_KIND_TASK_CLOCK;
 }
 
+/* perf_get_aux_event(): aux_pause, aux_resume and a non-zero aux_sample_size each need
+ * an AUX event to lead the group, and the engine has none, so an attr asking for one is
+ * refused (EINVAL) once the group checks have passed. */
+static inline int ref_attr_needs_aux_leader(const struct pecs_attr *a)
+{
+	return (a->aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)) || a->aux_sample_size != 0;
+}
+
 /* is_sampling_event(): the period/frequency union is non-zero. */
 static inline int ref_attr_is_sampling(const struct pecs_attr *a)
 {

@@ -206,8 +206,7 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 		err = ref_event_set_output(ev, output);
 	if (!err)
 		err = check_read_size(leader, ev);
-	/* aux_pause/aux_resume need an AUX event to lead the group; there are none. */
-	if (!err && (ev->attr.aux_action & (REF_AUX_PAUSE | REF_AUX_RESUME)))
+	if (!err && ref_attr_needs_aux_leader(&ev->attr))
 		err = -EINVAL;
 	if (!err && leader)
 		err = ref_event_group_add(leader, ev);

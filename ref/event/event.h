@@ -149,6 +149,8 @@ struct ref_defer {
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
 			  pid_t tid, pid_t proc_tid, int same_process, int for_time);
 uint64_t ref_event_source_read(struct ref_source *s);
+/* 0 when a task event bound to cpu (>= 0) cannot be counting now, else 1. */
+int ref_event_source_on_cpu(pid_t tid, int cpu);
 /* ---- tasks (event_task.c) ---- */
 /* pid 0: the calling thread; else that task (ESRCH if none). */
 int ref_event_task_find(pid_t pid, pid_t *tid, int *same_process);

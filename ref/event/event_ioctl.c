@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 
 #include "ref/event/event.h"
 #include "ref/policy/policy.h"
@@ -84,6 +87,43 @@ static int ioc_modify(struct ref_event *ev, struct pecs_attr *uattr)
 	return -EOPNOTSUPP;
 }
 
+/* do_vfs_ioctl() answers a few requests for every file before perf_ioctl() (and its
+ * security hook) sees them. FIONBIO and FIOASYNC only read their int: no read(2) of an
+ * event blocks, and no SIGIO reaches anyone without F_SETOWN, so their flags change
+ * nothing the engine shows. The perf fd is an anonymous inode: no freeze, no extents,
+ * and the pseudo filesystem's block size is the page size. 1 when it is one of them. */
+static int vfs_ioctl(struct ref_event *ev, unsigned int cmd, unsigned long arg, int *ret)
+{
+	int on, bsize = (int)ev->env->lim.page_size;
+
+	switch (cmd) {
+	case FIOCLEX:
+	case FIONCLEX:
+		*ret = 0;
+		return 1;
+	case FIONBIO:
+	case FIOASYNC:
+		*ret = ref_uaccess_copy_from_user(&on, (const void *)arg, sizeof(on));
+		return 1;
+	case FIGETBSZ:
+		*ret = ref_uaccess_copy_to_user((void *)arg, &bsize, sizeof(bsize));
+		return 1;
+	case FIFREEZE:
+	case FITHAW:
+		/* thaw_super() refuses a filesystem that is not frozen, and this one never is. */
+		if (!ref_policy_capable(&ev->env->policy, REF_CAP_SYS_ADMIN))
+			*ret = -EPERM;
+		else
+			*ret = cmd == FIFREEZE ? -EOPNOTSUPP : -EINVAL;
+		return 1;
+	case FS_IOC_FIEMAP:
+		*ret = -EOPNOTSUPP;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long arg,
 		    struct ref_defer *d)
 {
@@ -92,6 +132,8 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	int group = ((uint32_t)arg & PECS_IOC_FLAG_GROUP) != 0;
 	int err;
 
+	if (vfs_ioctl(ev, cmd, arg, &err))
+		return err;
 	err = ref_policy_allow_write(&ev->env->policy);
 	if (err)
 		return err;

@@ -1,6 +1,8 @@
 /* Counter sources: each event's value is read from the kernel's own accounting of the
  * target thread (its CPU-time clock, /proc fault and switch counters), never made up. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,4 +216,29 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 	if (source_sample(s, &s->last))
 		return -ESRCH;
 	return 0;
+}
+
+/* Linux counts a task event bound to a CPU only while the task runs there. User space
+ * cannot see where a task ran between two syncs: its affinity decides exactly when it
+ * leaves that CPU out (never counts) or names that CPU alone (counts whenever the task
+ * runs); otherwise the CPU the task is on now stands for the whole interval. */
+int ref_event_source_on_cpu(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+	uint64_t now;
+
+	if (tid < 0 || cpu < 0)
+		return 1;
+	if (sched_getaffinity(tid, sizeof(set), &set) == 0) {
+		if (!CPU_ISSET(cpu, &set))
+			return 0;
+		if (CPU_COUNT(&set) == 1)
+			return 1;
+	}
+	if (tid == gettid())
+		return sched_getcpu() == cpu;
+	/* proc(5): field 39 is the CPU the task last ran on. */
+	if (stat_field(tid, 39, &now, NULL) == 0)
+		return now == (uint64_t)cpu;
+	return 1;
 }

@@ -55,7 +55,8 @@ void ref_event_sync(struct ref_event *ev)
 
 	if (ev->on && leader->on)
 		ev->time_enabled += t - ev->t_last;
-	if (ev->running) {
+	/* An event bound to one CPU runs only while its task is on that CPU. */
+	if (ev->running && ref_event_source_on_cpu(ev->tid, ev->cpu)) {
 		ev->time_running += t - ev->t_last;
 		ev->count += c - ev->c_last;
 	}

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -198,6 +200,12 @@ static size_t ioctl_bytes(unsigned long request, unsigned long arg)
 	case PECS_IOC_PERIOD:
 	case PECS_IOC_ID:
 		return 8;
+	/* The generic file ioctls the VFS answers for every fd before perf sees them:
+	 * FIONBIO and FIOASYNC read an int, FIGETBSZ writes one. */
+	case FIONBIO:
+	case FIOASYNC:
+	case FIGETBSZ:
+		return sizeof(int);
 	case PECS_IOC_MODIFY_ATTRIBUTES:
 		return attr_bytes((const void *)arg);
 	case PECS_IOC_QUERY_BPF: {
