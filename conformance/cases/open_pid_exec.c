@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -85,8 +86,11 @@ static void kid_main(int cmd, int ack)
 			 * exit hands its counts to the parent event; once /proc no longer
 			 * lists it that is done (a read in between, measured under strace,
 			 * saw half the thread's time). */
+			/* Asleep, not yielding: under valgrind, which runs one thread at a
+			 * time, a yielding loop kept the exiting thread waiting and was
+			 * charged 46 ms of the main thread's own time. */
 			while (nr_tasks() > 1)
-				sched_yield();
+				nanosleep(&(struct timespec){0, 200000}, NULL);
 		} else if (c == 'p') {
 			touch_pages();
 		} else if (c == 'e') {
@@ -241,7 +245,11 @@ PECS_CASE("Required.Read.PidTask.ExitedChildKeepsItsCounts", "pid.other",
 			 ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 	uint64_t ru_flt = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
 
-	PECS_CHECK(t, clk[0] >= BURN_NS * 9 / 10 && clk[0] <= ru_ns + ru_ns / 10 + MS,
+	/* Not a tight lower bound: a task clock runs below the CPU-time clock the burn is
+	 * measured by, by up to half under ptrace (measured under strace -f: 36 of 50 ms),
+	 * where each of the burn's clock reads is a stop. A quarter still tells a child
+	 * counted to its exit from one that stopped counting early. */
+	PECS_CHECK(t, clk[0] >= BURN_NS / 4 && clk[0] <= ru_ns + ru_ns / 10 + MS,
 		   "task clock %llu ns of a child that burned %llu ns, rusage %llu ns",
 		   (unsigned long long)clk[0], (unsigned long long)BURN_NS,
 		   (unsigned long long)ru_ns);
@@ -269,8 +277,12 @@ PECS_CASE("Required.Read.PidTask.InheritCountsTheTasksNewThreads", "pid.other",
 	kid_do(t, k, 't');
 	read2(t, a, with);
 	read2(t, b, without);
-	PECS_CHECK(t, with[0] >= BURN_NS * 9 / 10, "inherit: %llu ns after a new thread burned "
-		   "%llu ns", (unsigned long long)with[0], (unsigned long long)BURN_NS);
+	/* The new thread's time is in the inherit event and not in the other. How much of
+	 * its burn a task clock shows varies (half of it under strace -f, measured), so the
+	 * difference is asked to be a quarter of the burn, not all of it. */
+	PECS_CHECK(t, with[0] >= without[0] + BURN_NS / 4, "inherit: %llu ns (without: %llu "
+		   "ns) after a new thread burned %llu ns", (unsigned long long)with[0],
+		   (unsigned long long)without[0], (unsigned long long)BURN_NS);
 	PECS_CHECK(t, without[0] < BURN_NS / 2, "without inherit: %llu ns counts the new "
 		   "thread's %llu ns", (unsigned long long)without[0], (unsigned long long)BURN_NS);
 }

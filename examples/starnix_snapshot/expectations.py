@@ -79,6 +79,9 @@ RULES = [
     ("value", None, r"counted nothing"),
     ("value", r"Group\.Schedule\.MemberRunsOnlyWithItsLeader", r": value [1-9]"),
     ("value", r"Ioctl\.Encoding\.UpperHalfOfRequestIgnored", r"counted \d+ ns (of|in)"),
+    # Only a caller that may count a CPU opens the cpu-wide clock.
+    ("value", r"Read\.Times\.CpuWideTimesFollowTheWallClock", r"counted \d+ ns over",
+     "privileged"),
     ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns (for|counted)"),
     # Running is wall time while enabled, so an event bound to a CPU its task is not on runs.
     ("times", r"Read\.Times\.TaskEventOnAnotherCpuNeverRuns", r"bound to CPU 0: never running"),
