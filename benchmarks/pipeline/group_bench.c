@@ -11,17 +11,10 @@
 #include <time.h>
 
 #include "pecs/ref.h"
+#include "pecs/bench.h"
 
 #define MAX_N 2047
 #define MAX_TRIALS 21
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static struct ref_engine *new_engine(void)
 {
@@ -47,7 +40,7 @@ static void run(int n, double *open_s, double *close_s)
 	a.size = sizeof(a);
 	a.config = PECS_SW_TASK_CLOCK;
 	/* No GROUP read: its 16 KiB read limit would stop the group at 1023 members. */
-	t = cpu_now();
+	t = bench_cpu_s();
 	for (int i = 0; i < n; i++) {
 		fds[i] = ref_engine_open(e, &a, 0, -1, i ? fds[0] : -1, 0);
 		if (fds[i] < 0) {
@@ -55,19 +48,12 @@ static void run(int n, double *open_s, double *close_s)
 			exit(1);
 		}
 	}
-	*open_s = cpu_now() - t;
-	t = cpu_now();
+	*open_s = bench_cpu_s() - t;
+	t = bench_cpu_s();
 	for (int i = 0; i < n; i++)
 		ref_engine_close(e, fds[i]);
-	*close_s = cpu_now() - t;
+	*close_s = bench_cpu_s() - t;
 	ref_engine_free(e);
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -84,10 +70,9 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		for (int t = 0; t < trials; t++)
 			run(sizes[k], &o[t], &c[t]);
-		qsort(o, (size_t)trials, sizeof(double), cmp);
-		qsort(c, (size_t)trials, sizeof(double), cmp);
-		printf("%6d %12.6f %12.6f %14.2f\n", sizes[k], o[trials / 2], c[trials / 2],
-		       (o[trials / 2] + c[trials / 2]) * 1e6 / sizes[k]);
+		double mo = bench_median(o, trials), mc = bench_median(c, trials);
+
+		printf("%6d %12.6f %12.6f %14.2f\n", sizes[k], mo, mc, (mo + mc) * 1e6 / sizes[k]);
 	}
 	return 0;
 }

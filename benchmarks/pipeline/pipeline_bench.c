@@ -27,6 +27,7 @@
 #include "pecs/ref.h"
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
+#include "pecs/bench.h"
 
 #define PG 4096
 #define DATA_PAGES 8192 /* 32 MiB: the whole output fits, a late reader loses nothing */
@@ -35,14 +36,6 @@
 
 static uint64_t sample_type = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME |
 				    PECS_SAMPLE_PERIOD | PECS_SAMPLE_CALLCHAIN;
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Samples of 1..32 frames over 3 processes and 7 threads, as stream_bench builds. */
 static size_t build(uint8_t *buf, size_t cap, enum pecs_stream_format fmt, uint64_t *nr)
@@ -183,12 +176,12 @@ static void pipe_close(struct pipe *p)
 static double pipeline(struct pipe *p, uint64_t want, uint64_t *lost)
 {
 	uint64_t before = p->r.samples, head;
-	double t = cpu_now();
+	double t = bench_cpu_s();
 
 	if (ref_engine_ioctl(p->e, p->fd, PECS_IOC_ENABLE, 0) ||
 	    ref_engine_ioctl(p->e, p->fd, PECS_IOC_DISABLE, 0))
 		abort();
-	t = cpu_now() - t;
+	t = bench_cpu_s() - t;
 	head = __atomic_load_n(&p->r.meta->data_head, __ATOMIC_ACQUIRE);
 	while (__atomic_load_n(&p->r.meta->data_tail, __ATOMIC_ACQUIRE) != head)
 		sched_yield();
@@ -199,25 +192,12 @@ static double pipeline(struct pipe *p, uint64_t want, uint64_t *lost)
 
 static double copy(uint8_t *dst, const uint8_t *src, size_t len)
 {
-	double t = cpu_now();
+	double t = bench_cpu_s();
 
 	for (size_t off = 0; off < len; off += CHUNK)
 		memcpy(dst + off, src + off, len - off < CHUNK ? len - off : CHUNK);
 	__asm__ volatile("" : : "r"(dst) : "memory");
-	return cpu_now() - t;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return bench_cpu_s() - t;
 }
 
 struct input {
@@ -267,8 +247,8 @@ int main(int argc, char **argv)
 		pipe_close(&in[i].p);
 	}
 	for (int i = 0; i < 2; i++) {
-		double p = median(in[i].pipe, trials), c = median(in[i].copy, trials);
-		double ratio = median(in[i].ratio, trials);
+		double p = bench_median(in[i].pipe, trials), c = bench_median(in[i].copy, trials);
+		double ratio = bench_median(in[i].ratio, trials);
 
 		printf("%-6s %6.1f MB %8llu samples  pipeline %7.1f MB/s %6.1f ns/sample  "
 		       "memcpy %8.1f MB/s  pipeline/memcpy %.3f  (median of %d, lost %llu)\n",

@@ -17,17 +17,10 @@
 
 #include "pecs/abi.h"
 #include "ref/ring/ring.h"
+#include "pecs/bench.h"
 
 #define DATA_PAGES 64
 #define PAGE 4096
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void make_record(uint8_t *rec, size_t len)
 {
@@ -54,7 +47,7 @@ static double bench_ring(size_t len, double secs)
 		exit(1);
 	}
 	make_record(rec, len);
-	t0 = now();
+	t0 = bench_cpu_s();
 	do {
 		for (int i = 0; i < 4096; i++) {
 			if (ref_ring_write(r, rec, len)) {
@@ -63,7 +56,7 @@ static double bench_ring(size_t len, double secs)
 			}
 		}
 		n += 4096;
-		t = now();
+		t = bench_cpu_s();
 	} while (t - t0 < secs);
 	ref_ring_destroy(r);
 	return (double)n / (t - t0);
@@ -79,7 +72,7 @@ static double bench_memcpy(size_t len, double secs)
 
 	memset(area, 0, size);
 	make_record(rec, len);
-	t0 = now();
+	t0 = bench_cpu_s();
 	do {
 		for (int i = 0; i < 4096; i++) {
 			size_t off = pos & (size - 1), first = size - off < len ? size - off : len;
@@ -90,17 +83,10 @@ static double bench_memcpy(size_t len, double secs)
 			__asm__ volatile("" : : "r"(area) : "memory");
 		}
 		n += 4096;
-		t = now();
+		t = bench_cpu_s();
 	} while (t - t0 < secs);
 	free(area);
 	return (double)n / (t - t0);
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 #define MAX_TRIALS 21
@@ -124,12 +110,11 @@ int main(int argc, char **argv)
 			mr[t] = bench_memcpy(lens[i], secs);
 			ratio[t] = rr[t] / mr[t];
 		}
-		qsort(rr, (size_t)trials, sizeof(double), cmp);
-		qsort(mr, (size_t)trials, sizeof(double), cmp);
-		qsort(ratio, (size_t)trials, sizeof(double), cmp);
-		printf("%-8zu %14.0f %14.1f %14.0f %14.1f %8.2f\n", lens[i], rr[trials / 2],
-		       rr[trials / 2] * (double)lens[i] / 1e6, mr[trials / 2],
-		       mr[trials / 2] * (double)lens[i] / 1e6, ratio[trials / 2]);
+		double mrr = bench_median(rr, trials), mmr = bench_median(mr, trials);
+
+		printf("%-8zu %14.0f %14.1f %14.0f %14.1f %8.2f\n", lens[i], mrr,
+		       mrr * (double)lens[i] / 1e6, mmr, mmr * (double)lens[i] / 1e6,
+		       bench_median(ratio, trials));
 	}
 	printf("ratio = ring throughput / memcpy throughput (1.00 = no overhead), median of %d\n",
 	       trials);

@@ -27,6 +27,7 @@
 #include "pecs/profiler/attach.h"
 #include "pecs/profiler/sampler.h"
 #include "pecs/ref.h"
+#include "pecs/bench.h"
 
 #define PG 4096
 #define DATA_PAGES 2048 /* 8 MiB: a whole run's samples, read after it */
@@ -242,19 +243,6 @@ static void run_mode(enum mode m, uint64_t calls, struct run *r)
 	}
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Per mode and trial: the figures the summary takes medians of. */
 struct figures {
 	double thread[MAX_TRIALS], process[MAX_TRIALS], rate[MAX_TRIALS], repeats[MAX_TRIALS];
@@ -295,12 +283,12 @@ int main(int argc, char **argv)
 	       "thread", "process", "samples/(cpu/period)", "repeats", trials, ms);
 	for (int m = 0; m < NR_MODES; m++)
 		printf("%-14s %9.3fx %9.3fx %14.3f %9.1f%%  lost %llu\n", names[m],
-		       median(f[m].thread, trials), median(f[m].process, trials),
-		       median(f[m].rate, trials), 100 * median(f[m].repeats, trials),
+		       bench_median(f[m].thread, trials), bench_median(f[m].process, trials),
+		       bench_median(f[m].rate, trials), 100 * bench_median(f[m].repeats, trials),
 		       (unsigned long long)f[m].lost);
 	/* Over the medians: a trial's kernel overhead can be 0 within the noise. */
 	for (int m = REF_1K; m <= REF_10K; m += REF_10K - REF_1K) {
-		double k = median(f[m - 1].process, trials) - 1, r = median(f[m].process, trials) - 1;
+		double k = bench_median(f[m - 1].process, trials) - 1, r = bench_median(f[m].process, trials) - 1;
 
 		printf("%s: process CPU +%.1f%%, the kernel's +%.1f%%: %.2fx the kernel's "
 		       "overhead\n", names[m], 100 * r, 100 * k, k > 0 ? r / k : 0);

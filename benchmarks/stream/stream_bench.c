@@ -13,6 +13,7 @@
 #include "pecs/stream/decoder.h"
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
+#include "pecs/bench.h"
 
 static uint64_t samples_seen;
 
@@ -21,14 +22,6 @@ static int count(void *ctx, const struct pecs_sample *s)
 	(void)ctx;
 	samples_seen += s->nr_ips;
 	return 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Samples of 1..32 frames over a few threads, like a profiler's output. */
@@ -65,32 +58,25 @@ static double parse(const uint8_t *buf, size_t len, enum pecs_stream_format fmt,
 
 	if (ref_stream_decoder_new(&d, fmt, &t))
 		abort();
-	t0 = now();
+	t0 = bench_cpu_s();
 	for (size_t off = 0; off < len; off += chunk)
 		if (ref_stream_decoder_feed(d, buf + off, len - off < chunk ? len - off : chunk))
 			abort();
 	if (ref_stream_decoder_finish(d))
 		abort();
-	t0 = now() - t0;
+	t0 = bench_cpu_s() - t0;
 	ref_stream_decoder_free(d);
 	return t0;
 }
 
 static double copy(uint8_t *dst, const uint8_t *src, size_t len, size_t chunk)
 {
-	double t0 = now();
+	double t0 = bench_cpu_s();
 
 	for (size_t off = 0; off < len; off += chunk)
 		memcpy(dst + off, src + off, len - off < chunk ? len - off : chunk);
 	__asm__ volatile("" : : "r"(dst) : "memory");
-	return now() - t0;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+	return bench_cpu_s() - t0;
 }
 
 #define MAX_TRIALS 51
@@ -111,13 +97,10 @@ static void run(const char *name, enum pecs_stream_format fmt, size_t cap, size_
 		c[r] = copy(dst, buf, len, chunk);
 		ratio[r] = c[r] / p[r];
 	}
-	qsort(p, (size_t)trials, sizeof(double), cmp);
-	qsort(c, (size_t)trials, sizeof(double), cmp);
-	qsort(ratio, (size_t)trials, sizeof(double), cmp);
 	printf("%-7s %8.1f MB  parse %9.1f MB/s  memcpy %9.1f MB/s  parse/memcpy %.3f  "
 	       "(chunk %zu, median of %d)\n",
-	       name, len / 1e6, len / 1e6 / p[trials / 2], len / 1e6 / c[trials / 2],
-	       ratio[trials / 2], chunk, trials);
+	       name, len / 1e6, len / 1e6 / bench_median(p, trials),
+	       len / 1e6 / bench_median(c, trials), bench_median(ratio, trials), chunk, trials);
 	free(buf);
 	free(dst);
 }
