@@ -2,8 +2,6 @@
 perf_event_open) and as root of a user namespace with no /proc each reach a green gate with
 their committed expectations files; the report names qemu's root cause and the facts the
 namespace run assumed. Skips where the host lacks qemu-user or refuses user namespaces."""
-import json
-import os
 import pathlib
 import platform
 import shutil
@@ -11,8 +9,7 @@ import subprocess
 
 import pytest
 
-from pecs_harness.cli import ROOT
-from test_fault_injection import static_binary
+from test_fault_injection import run_scenarios
 
 QEMU = "qemu-" + platform.machine()
 
@@ -29,14 +26,7 @@ def user_namespaces() -> bool:
                     reason="needs user namespaces (unshare --user --map-root-user --mount)")
 def test_qemu_user_and_a_user_namespace_without_proc_pass_their_gates(
         tmp_path: pathlib.Path) -> None:
-    script = os.path.join(ROOT, "examples", "fault_injection", "run.sh")
-    env = dict(os.environ, PECS_SCENARIOS="qemu-user userns-noproc")
-    r = subprocess.run([script, static_binary(), str(tmp_path)], env=env, capture_output=True,
-                       text=True, timeout=1200)
-    assert r.returncode == 0, r.stdout + r.stderr
-    s = json.loads((tmp_path / "summary.json").read_text())
-    impls = {i["label"]: i for i in s["implementations"]}
-    assert set(impls) == {"qemu-user", "userns-noproc"}
+    out, impls = run_scenarios(tmp_path, "qemu-user userns-noproc")
     qemu = impls["qemu-user"]
     assert qemu["root_cause"].startswith("open answered every call")
     assert qemu["root_cause"].endswith(" with -ENOSYS")
@@ -45,5 +35,5 @@ def test_qemu_user_and_a_user_namespace_without_proc_pass_their_gates(
     assert userns["root_cause"] is None
     # Every failure is the assumed privilege's, each listed with its reason.
     assert userns["counts"]["passed"] > 200 and userns["counts"]["xfail"] > 0
-    assert "root cause: open answered every call" in r.stdout
-    assert "userns-noproc: assumed host fact: privileged" in r.stdout
+    assert "root cause: open answered every call" in out
+    assert "userns-noproc: assumed host fact: privileged" in out
