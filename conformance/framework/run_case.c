@@ -12,14 +12,8 @@
 #include <sys/wait.h>
 
 #include "case_context.h"
+#include "case_deadline.h"
 #include "runner.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The first feature of c the implementation does not claim, copied into buf; 0 if all are. */
 static int missing_feature(const struct pecs_impl *impl, const struct pecs_case *c, char *buf,
@@ -87,6 +81,32 @@ struct wire_result {
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
 };
 
+/* The child's verdict as far as it came before EOF or the limit (*timed_out then 1). */
+static size_t read_verdict(int fd, struct wire_result *w, struct case_deadline *d,
+			   int *timed_out)
+{
+	size_t got = 0;
+	while (got < sizeof(*w)) {
+		if (case_deadline_expired(d)) {
+			*timed_out = 1;
+			break;
+		}
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int pr = poll(&pfd, 1, case_deadline_left_ms(d));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			break;
+		if (pr == 0)
+			continue;
+		ssize_t n = read(fd, (char *)w + got, sizeof(*w) - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
 static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
 			 const struct pecs_case *c, unsigned timeout_s, struct pecs_result *r)
 {
@@ -118,28 +138,10 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 	}
 	close(p[1]);
 	struct wire_result w;
-	size_t got = 0;
 	int timed_out = 0;
-	double deadline = now_ms() + (timeout_s ? timeout_s : 60) * 1000.0;
-	while (got < sizeof(w)) {
-		int left = (int)(deadline - now_ms());
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-		int pr = poll(&pfd, 1, left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0) {
-			timed_out = pr == 0;
-			break;
-		}
-		ssize_t n = read(p[0], (char *)&w + got, sizeof(w) - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	struct case_deadline deadline;
+	case_deadline_start(&deadline, timeout_s, NULL);
+	size_t got = read_verdict(p[0], &w, &deadline, &timed_out);
 	close(p[0]);
 	if (timed_out)
 		kill(pid, SIGKILL);
@@ -155,6 +157,11 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 		r->raw = PECS_CRASH;
 		snprintf(r->message, sizeof(r->message), "timed out after %u s and was killed",
 			 timeout_s ? timeout_s : 60);
+		if (deadline.extended)
+			snprintf(r->message + strlen(r->message),
+				 sizeof(r->message) - strlen(r->message),
+				 ", after %d more limit(s) given while the CPUs were saturated",
+				 deadline.extended);
 	} else {
 		r->raw = PECS_CRASH;
 		if (WIFSIGNALED(ws))
@@ -172,7 +179,7 @@ void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *f
 {
 	memset(r, 0, sizeof(*r));
 	r->c = c;
-	double start = now_ms();
+	double start = case_deadline_now_ms();
 	char missing[64];
 	if (missing_feature(impl, c, missing, sizeof(missing))) {
 		r->raw = PECS_UNSUPPORTED;
@@ -187,5 +194,5 @@ void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *f
 		run_here(impl, facts, c, r);
 	}
 	r->status = r->raw;
-	r->ms = now_ms() - start;
+	r->ms = case_deadline_now_ms() - start;
 }
