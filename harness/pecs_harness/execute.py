@@ -37,8 +37,12 @@ class Progress:
 
 
 def list_cases(argv: list[str], env: dict[str, str], filter_: str | None = None,
-               timeout: int = 120) -> list[str]:
-    """Case ids the runner holds (after filter), from --list."""
+               timeout: int = 600) -> list[str]:
+    """Case ids the runner holds (after filter), from --list.
+
+    Listing takes milliseconds, but on this kind of shared VM a process was seen to get no
+    CPU for over 120 s while its neighbours' builds kept the cores busy: the limit is there
+    to catch a runner that never answers, not a slow machine."""
     cmd = argv + ["--list"] + (["--filter", filter_] if filter_ else [])
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=timeout)
