@@ -77,10 +77,17 @@ struct pecs_run_opts {
 	unsigned timeout_s; /* with isolate: a case running longer becomes CRASH */
 };
 
-/* Runs c against impl and fills r->raw and r->message. Never aborts. */
+/* Runs c against impl and fills r->raw and r->message. Never aborts. With isolate, the
+ * whole life of the case (setup, body, deferred cleanups, teardown, the child's exit) has
+ * timeout_s; past it the child is SIGKILLed and waited for a few seconds more at most, and
+ * the verdict is CRASH with a message starting "TIMEOUT:". */
 void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
 		   const struct pecs_case *c, const struct pecs_run_opts *opts,
 		   struct pecs_result *r);
+
+/* Waits up to within_ms for the child pid to exit: 1 when reaped (*status set), 0 when it
+ * has not exited yet, -errno when it cannot be waited for. */
+int pecs_child_reap(pid_t pid, int *status, double within_ms);
 
 /* ---- expectations ---- */
 
