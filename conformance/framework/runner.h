@@ -38,6 +38,11 @@ int pecs_status_parse(const char *name, enum pecs_status *out);
 /* This host's facts as the suite sees them, then overridden by impl->host_facts. */
 void pecs_host_defaults(struct pecs_host_facts *facts);
 
+/* The stable release a Debian kernel builds, from uname's version ("... Debian 6.1.176-1
+ * (2025-...)") when its X.Y is the release's ("6.1.0-50-cloud-amd64"): "6.1.176" into out,
+ * and 1. 0 when the version names none, and out is left alone. */
+int pecs_release_point(const char *release, const char *version, char *out, size_t len);
+
 /* Where each host fact came from, so a guess is never read as an answer. */
 enum pecs_fact {
 	PECS_FACT_NCPUS,
