@@ -48,12 +48,14 @@ PECS_CASE("Required.Group.Flags.NoGroupAcceptsMemberFd", "read.group",
 	PECS_CHECK_EQ(t, buf[0], 2);
 }
 
-/* Fill a GROUP-only leader to exactly 16 KiB of read; returns the leader's fd. Ends the
- * case (ENV_SKIP when out of fds, else FAIL) if an event does not open. */
-static int full_group(struct pecs_t *t, uint32_t fit)
+/* Fill a leader to exactly 16 KiB of read (pecs_cnt_format_16k); returns the leader's fd.
+ * Ends the case (ENV_SKIP when out of fds, else FAIL) if an event does not open. */
+static int full_group(struct pecs_t *t)
 {
 	struct pecs_attr attr;
 	struct rlimit lim;
+	uint32_t fit;
+	uint64_t rf = pecs_cnt_format_16k(t, &fit);
 	int leader, ret;
 
 	/* one fd per event where events are fds: raise the soft limit if it is short */
@@ -62,7 +64,7 @@ static int full_group(struct pecs_t *t, uint32_t fit)
 		lim.rlim_cur = fit + 64;
 		setrlimit(RLIMIT_NOFILE, &lim);
 	}
-	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
 	leader = pecs_open(t, &attr, 0, -1, -1, 0);
 	if (leader < 0)
 		PECS_FAIL(t, "leader: %s", pecs_retname(leader));
@@ -81,18 +83,20 @@ PECS_CASE("Required.Open.Order.ReadSizeAfterClockAndGroupRules", "read.group",
 	  "OPEN-ORDER,OPEN-GROUP-READ-SIZE-E2BIG")
 {
 	struct pecs_attr attr;
-	int leader = full_group(t, (PECS_READ_SIZE_MAX - 8) / 8);
+	uint32_t fit;
+	uint64_t rf = pecs_cnt_format_16k(t, &fit);
+	int leader = full_group(t);
 
 	/* A member that adds less to its own read is still refused for the group's. */
 	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, 0);
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
-	/* A bad clock is found before the size. */
-	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	/* A bad clock is found before the size (the group's format: its own read is over). */
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
 	attr.flags |= PECS_ATTR_USE_CLOCKID;
 	attr.clockid = 99;
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
 	/* So is a group rule: a pinned member. */
-	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, PECS_FORMAT_GROUP);
+	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
 	attr.flags |= PECS_ATTR_PINNED;
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), EINVAL);
 	/* leader first, as Open.GroupFd.ReadSizeOver16KiBE2big: the teardown stays cheap */

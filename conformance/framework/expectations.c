@@ -4,8 +4,8 @@
  *   Required.Open.Pid.Other [unprivileged]   # EACCES without CAP_PERFMON
  *
  * Conditions, in brackets after the pattern and separated by commas: privileged,
- * unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N. A line whose conditions do
- * not hold is inactive on this host but must still name existing cases. Two lines with the
+ * unprivileged, kernel>=X.Y[.Z], kernel<X.Y[.Z], paranoid>=N, paranoid<N. A line whose
+ * conditions do not hold is inactive on this host but must still name existing cases. Two lines with the
  * same pattern and conditions are a mistake (harness/pecs_harness/expectations.py applies
  * the same rules).
  */
@@ -29,14 +29,17 @@ static char *trim(char *s)
 	return s;
 }
 
+/* Compares X.Y[.Z] prefixes: a point release left out is 0, so "6.1" is 6.1.0 and
+ * [kernel<6.1.192] names the stable release that fixed something. */
 static int kernel_cmp(const char *release, const char *want)
 {
-	int a1 = 0, a2 = 0, b1 = 0, b2 = 0;
-	sscanf(release, "%d.%d", &a1, &a2);
-	sscanf(want, "%d.%d", &b1, &b2);
-	if (a1 != b1)
-		return a1 < b1 ? -1 : 1;
-	return a2 < b2 ? -1 : a2 > b2;
+	int a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+	sscanf(release, "%d.%d.%d", &a[0], &a[1], &a[2]);
+	sscanf(want, "%d.%d.%d", &b[0], &b[1], &b[2]);
+	for (int i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
 }
 
 /* 1 if cond holds, 0 if not, -1 if it is not a known condition. */
@@ -131,7 +134,8 @@ static int parse_line(struct pecs_expect_line *l, char *text, int lineno, const 
 			int v = eval_condition(trim(c), facts);
 			if (v < 0) {
 				snprintf(err, errlen, "%s:%d: unknown condition '%s' (known: privileged, "
-					 "unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N)",
+					 "unprivileged, kernel>=X.Y[.Z], kernel<X.Y[.Z], paranoid>=N, "
+					 "paranoid<N)",
 					 path, lineno, trim(c));
 				return -EINVAL;
 			}

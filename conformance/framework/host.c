@@ -1,5 +1,6 @@
 /* What the suite knows of the host before the implementation says otherwise. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +88,41 @@ static int has_perf_privilege(struct pecs_fact_sources *src)
 	return admin || perfmon;
 }
 
+/* X.Y.Z at p: its length, 0 when p does not start with three dot-separated numbers. */
+static size_t point_release_at(const char *p)
+{
+	const char *q = p;
+	for (int part = 0; part < 3; part++) {
+		if (part && *q++ != '.')
+			return 0;
+		if (!isdigit((unsigned char)*q))
+			return 0;
+		while (isdigit((unsigned char)*q))
+			q++;
+	}
+	return (size_t)(q - p);
+}
+
+int pecs_release_point(const char *release, const char *version, char *out, size_t len)
+{
+	/* Debian's release names its ABI (6.1.0-50-cloud-amd64), not the stable release it
+	 * builds; that is in the version, "#1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (...)". */
+	const char *d = strstr(version, " Debian ");
+	if (!d)
+		return 0;
+	d += strlen(" Debian ");
+	size_t n = point_release_at(d);
+	/* Only the release's own X.Y: anything else is not the same kernel's point. */
+	const char *dot = n ? strchr(d, '.') : NULL;
+	const char *second = dot ? strchr(dot + 1, '.') : NULL;
+	size_t xy = second ? (size_t)(second - d) : 0;
+	if (!xy || strncmp(release, d, xy) != 0 || release[xy] != '.' ||
+	    !isdigit((unsigned char)release[xy + 1]))
+		return 0;
+	snprintf(out, len, "%.*s", (int)n, d);
+	return 1;
+}
+
 void pecs_host_defaults_sourced(struct pecs_host_facts *f, struct pecs_fact_sources *src)
 {
 	memset(f, 0, sizeof(*f));
@@ -111,12 +147,16 @@ void pecs_host_defaults_sourced(struct pecs_host_facts *f, struct pecs_fact_sour
 	source(src, PECS_FACT_ATTR_SIZE, "assumed %u: the suite's latest attr size",
 	       PECS_ATTR_SIZE_LATEST);
 	struct utsname u;
-	if (uname(&u) == 0) {
-		snprintf(f->kernel_release, sizeof(f->kernel_release), "%.63s", u.release);
-		source(src, PECS_FACT_KERNEL_RELEASE, "uname");
-	} else {
+	if (uname(&u) != 0) {
 		snprintf(f->kernel_release, sizeof(f->kernel_release), "unknown");
 		source(src, PECS_FACT_KERNEL_RELEASE, "unknown: uname failed");
+	} else if (pecs_release_point(u.release, u.version, f->kernel_release,
+				      sizeof(f->kernel_release))) {
+		source(src, PECS_FACT_KERNEL_RELEASE, "uname -v's point release (-r %.48s)",
+		       u.release);
+	} else {
+		snprintf(f->kernel_release, sizeof(f->kernel_release), "%.63s", u.release);
+		source(src, PECS_FACT_KERNEL_RELEASE, "uname");
 	}
 }
 

@@ -38,6 +38,11 @@ int pecs_status_parse(const char *name, enum pecs_status *out);
 /* This host's facts as the suite sees them, then overridden by impl->host_facts. */
 void pecs_host_defaults(struct pecs_host_facts *facts);
 
+/* The stable release a Debian kernel builds, from uname's version ("... Debian 6.1.176-1
+ * (2025-...)") when its X.Y is the release's ("6.1.0-50-cloud-amd64"): "6.1.176" into out,
+ * and 1. 0 when the version names none, and out is left alone. */
+int pecs_release_point(const char *release, const char *version, char *out, size_t len);
+
 /* Where each host fact came from, so a guess is never read as an answer. */
 enum pecs_fact {
 	PECS_FACT_NCPUS,
@@ -77,10 +82,17 @@ struct pecs_run_opts {
 	unsigned timeout_s; /* with isolate: a case running longer becomes CRASH */
 };
 
-/* Runs c against impl and fills r->raw and r->message. Never aborts. */
+/* Runs c against impl and fills r->raw and r->message. Never aborts. With isolate, the
+ * whole life of the case (setup, body, deferred cleanups, teardown, the child's exit) has
+ * timeout_s; past it the child is SIGKILLed and waited for a few seconds more at most, and
+ * the verdict is CRASH with a message starting "TIMEOUT:". */
 void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
 		   const struct pecs_case *c, const struct pecs_run_opts *opts,
 		   struct pecs_result *r);
+
+/* Waits up to within_ms for the child pid to exit: 1 when reaped (*status set), 0 when it
+ * has not exited yet, -errno when it cannot be waited for. */
+int pecs_child_reap(pid_t pid, int *status, double within_ms);
 
 /* ---- expectations ---- */
 

@@ -23,8 +23,10 @@ static void kernel_source(const struct pecs_impl *impl, struct pecs_host_facts *
 	} else if (strcmp(facts->kernel_release, defaults_release) != 0) {
 		snprintf(of, sizeof(src->of[0]), "implementation (host_facts)");
 	} else if (PECS_IMPL_HAS(impl, host_facts)) {
-		snprintf(of, sizeof(src->of[0]), "uname, kept by the implementation's host_facts "
-			 "(under an emulator it may be the host's: --kernel states it)");
+		char read_from[sizeof(src->of[0])];
+		snprintf(read_from, sizeof(read_from), "%s", of);
+		snprintf(of, sizeof(src->of[0]), "%.56s, kept by the implementation's host_facts "
+			 "(under an emulator it may be the host's: --kernel states it)", read_from);
 	} else {
 		snprintf(facts->kernel_release, sizeof(facts->kernel_release), "unknown");
 		snprintf(of, sizeof(src->of[0]), "unknown: %s has no host_facts and this host's "

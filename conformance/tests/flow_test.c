@@ -319,6 +319,68 @@ static void test_the_kernel_version_is_never_silently_the_hosts(void **st)
 	unlink(p);
 }
 
+/* Debian's uname -r names the ABI, its -v the stable release: the point release is taken
+ * from -v only when it is Debian's and of the same X.Y. Real strings. */
+static void test_point_release_from_uname_version(void **st)
+{
+	(void)st;
+	static const struct {
+		const char *release, *version, *want; /* want NULL: no point release */
+	} rows[] = {
+		{"6.1.0-50-cloud-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.176-1 (2026-07-02)",
+		 "6.1.176"},
+		{"6.1.0-57-rt-amd64", "#1 SMP PREEMPT_RT Debian 6.1.192-3 (2026-11-26)", "6.1.192"},
+		{"6.12.118+deb13-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.12.118-1 (2026-11-20)",
+		 "6.12.118"},
+		{"6.18.44-fc-v1252", "#1 SMP PREEMPT_DYNAMIC @0", NULL},
+		{"6.9.0", "#1 SMP PREEMPT_DYNAMIC Mon May 13 10:00:00 UTC 2024", NULL},
+		{"6.8.0-45-generic", "#45-Ubuntu SMP PREEMPT_DYNAMIC Fri Aug 30 12:02:04 UTC 2024",
+		 NULL},
+		{"6.1.0-50-cloud-amd64", "#1 SMP Debian 6.12.118-1 (2026-11-20)", NULL},
+		{"6.1.0-50-cloud-amd64", "#1 SMP Debian 6.10.2-1 (2024-08-01)", NULL},
+		{"6.10.0-1-amd64", "#1 SMP Debian 6.1.176-1 (2026-07-02)", NULL},
+		{"6.1.0-50-cloud-amd64", "#1 SMP Debian 6.1 (2025-10-12)", NULL},
+		{"6.1.0-50-cloud-amd64", "#1 SMP Debian", NULL},
+		{"", "", NULL},
+		{"garbage", "Debian Debian 1.2.3", NULL},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char out[64] = "untouched";
+		int got = pecs_release_point(rows[i].release, rows[i].version, out, sizeof(out));
+		assert_int_equal(got, rows[i].want != NULL);
+		assert_string_equal(out, rows[i].want ? rows[i].want : "untouched");
+	}
+}
+
+/* Conditions name point releases; X.Y alone compares as before. */
+static void test_kernel_conditions_take_point_releases(void **st)
+{
+	(void)st;
+	char *p = write_tmp("Flow.Open.A [kernel<6.1.192] # fixed in 6.1.192\n"
+			    "Flow.Open.B [kernel>=6.1] # 6.1 and later\n"
+			    "Flow.Open.C [kernel<6.12] # before 6.12\n");
+	static const struct {
+		const char *release;
+		int a, b, c;
+	} rows[] = {
+		{"6.1.176", 1, 1, 1}, {"6.1.192", 0, 1, 1}, {"6.1.0-50-cloud-amd64", 1, 1, 1},
+		{"6.12.118", 0, 1, 0}, {"6.18.44-fc-v1252", 0, 1, 0}, {"5.15.0", 1, 0, 1},
+		{"unknown", 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pecs_host_facts f = {.size = sizeof(f)};
+		struct pecs_expectations e;
+		char err[256];
+		snprintf(f.kernel_release, sizeof(f.kernel_release), "%s", rows[i].release);
+		assert_int_equal(pecs_expect_load(&e, p, &f, err, sizeof(err)), 0);
+		assert_int_equal(e.lines[0].active, rows[i].a);
+		assert_int_equal(e.lines[1].active, rows[i].b);
+		assert_int_equal(e.lines[2].active, rows[i].c);
+		pecs_expect_free(&e);
+	}
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +393,8 @@ int main(void)
 		cmocka_unit_test(test_directive_lines_are_checked),
 		cmocka_unit_test(test_glob_classes_are_not_conditions),
 		cmocka_unit_test(test_the_kernel_version_is_never_silently_the_hosts),
+		cmocka_unit_test(test_point_release_from_uname_version),
+		cmocka_unit_test(test_kernel_conditions_take_point_releases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

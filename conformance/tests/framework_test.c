@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -52,6 +55,13 @@ PECS_CASE("Test.NeedsInject", "engine.inject", "T-3") { (void)t; }
 PECS_CASE("Test.SaysUnsupported", "counting", "T-4") { PECS_UNSUPPORTED(t, "no"); }
 PECS_CASE("Test.Crash", "", "T-5") { (void)t; if (getenv("PECS_TEST_CRASH")) abort(); }
 PECS_CASE("Test.Sub.A", "", "T-6") { (void)t; }
+/* Its body passes at once; its deferred cleanup outlasts any per-case timeout. */
+static void sleep_long(void *arg) { (void)arg; sleep(300); }
+PECS_CASE("Test.SlowTeardown", "", "T-5")
+{
+	if (getenv("PECS_TEST_SLOW_TEARDOWN"))
+		pecs_defer(t, sleep_long, NULL);
+}
 PECS_CASE("Test.SkipsWithoutReason", "", "T-7") { PECS_ENV_SKIP(t, "%s", ""); }
 
 /* The second API: leaving from any depth, optional messages, cleanups, tables. */
@@ -482,6 +492,55 @@ static void test_isolation(void **s)
 	assert_non_null(strstr(r.message, "ENOSPC"));
 }
 
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The timeout covers the case's deferred cleanups, and the runner comes back: bounds far
+ * above what the work takes, so that they hold on a loaded host. */
+static void test_timeout_covers_teardown(void **s)
+{
+	(void)s;
+	struct pecs_run_opts o = {.size = sizeof(o), .isolate = 1, .timeout_s = 1};
+	struct pecs_result r;
+	pecs_run_case(&fake, &facts, pecs_registry_find("Test.SlowTeardown"), &o, &r);
+	assert_int_equal(r.raw, PECS_PASS); /* without its slow cleanup it passes */
+	setenv("PECS_TEST_SLOW_TEARDOWN", "1", 1);
+	double start = seconds();
+	pecs_run_case(&fake, &facts, pecs_registry_find("Test.SlowTeardown"), &o, &r);
+	double took = seconds() - start;
+	unsetenv("PECS_TEST_SLOW_TEARDOWN");
+	assert_int_equal(r.raw, PECS_CRASH);
+	assert_non_null(strstr(r.message, "TIMEOUT: the case took over 1 s"));
+	assert_non_null(strstr(r.message, "deferred cleanups"));
+	assert_null(strstr(r.message, "left behind")); /* a sleeping child dies at SIGKILL */
+	assert_true(took < 50); /* the cleanup sleeps 300 s */
+}
+
+/* Waiting for a child is bounded: one that does not exit is reported as still there. */
+static void test_child_wait_is_bounded(void **s)
+{
+	(void)s;
+	int ws = 0;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		sleep(300);
+		_exit(0);
+	}
+	double start = seconds();
+	assert_int_equal(pecs_child_reap(pid, &ws, 200), 0);
+	assert_true(seconds() - start < 50);
+	assert_int_equal(kill(pid, 0), 0); /* still there, not reaped */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(pecs_child_reap(pid, &ws, 120 * 1000.0), 1);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+	assert_int_equal(pecs_child_reap(pid, &ws, 0), -ECHILD); /* already reaped */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +557,8 @@ int main(void)
 		cmocka_unit_test(test_skip_rules),
 		cmocka_unit_test(test_closed_lists),
 		cmocka_unit_test(test_isolation),
+		cmocka_unit_test(test_timeout_covers_teardown),
+		cmocka_unit_test(test_child_wait_is_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

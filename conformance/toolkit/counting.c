@@ -13,6 +13,19 @@ void pecs_cnt_attr(struct pecs_t *t, struct pecs_attr *attr, uint64_t config, ui
 	attr->read_format = rf;
 }
 
+uint64_t pecs_cnt_format_16k(struct pecs_t *t, uint32_t *fit)
+{
+	uint64_t rf = PECS_FORMAT_GROUP | PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_ID;
+	uint32_t entry = 16;
+
+	if (pecs_claims(t, "read.lost")) {
+		rf |= PECS_FORMAT_LOST;
+		entry = 24;
+	}
+	*fit = (PECS_READ_SIZE_MAX - 16) / entry;
+	return rf;
+}
+
 struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len)
 {
 	/* 64 KiB is the largest base page of the architectures Linux runs perf on */

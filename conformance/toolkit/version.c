@@ -27,3 +27,19 @@ int pecs_linux_before(struct pecs_t *t, int major, int minor)
 
 	return v != 0 && v < major * 1000 + minor;
 }
+
+int pecs_linux_point_of(const char *release)
+{
+	char *end;
+	long point;
+
+	if (!pecs_linux_version_of(release))
+		return -1;
+	strtol(release, &end, 10);     /* X */
+	strtol(end + 1, &end, 10);     /* .Y */
+	/* X.Y then something other than .Z: the point release is 0 */
+	if (*end != '.' || !isdigit((unsigned char)end[1]))
+		return 0;
+	point = strtol(end + 1, &end, 10);
+	return point > 99999 ? 0 : (int)point;
+}

@@ -41,13 +41,13 @@ class Line:
         return "%s:%d" % (self.path, self.lineno)
 
 
-_KNOWN = "privileged, unprivileged, kernel>=X.Y, kernel<X.Y, paranoid>=N, paranoid<N"
+_KNOWN = "privileged, unprivileged, kernel>=X.Y[.Z], kernel<X.Y[.Z], paranoid>=N, paranoid<N"
 
 
 def _check_condition(cond: str, where: str) -> None:
     if cond in ("privileged", "unprivileged"):
         return
-    if re.fullmatch(r"kernel(>=|<)\d+(\.\d+)?", cond) or re.fullmatch(r"paranoid(>=|<)-?\d+", cond):
+    if re.fullmatch(r"kernel(>=|<)\d+(\.\d+){0,2}", cond) or re.fullmatch(r"paranoid(>=|<)-?\d+", cond):
         return
     raise ExpectationsError("%s: unknown condition '%s' (known: %s)" % (where, cond, _KNOWN))
 
@@ -198,9 +198,11 @@ def load(path: str) -> list[Line]:
     return lines
 
 
-def _major_minor(release: str | None) -> tuple[int, int] | None:
-    m = re.match(r"(\d+)(?:\.(\d+))?", release or "")
-    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
+def _version(release: str | None) -> tuple[int, int, int] | None:
+    """(X, Y, Z) of a release's leading X[.Y[.Z]], a part left out being 0: "6.1" is 6.1.0,
+    so [kernel<6.1.192] names a stable release (the runner reads Debian's from uname -v)."""
+    m = re.match(r"(\d+)(?:\.(\d+)(?:\.(\d+))?)?", release or "")
+    return (int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0)) if m else None
 
 
 def condition_holds(cond: str, host: Host) -> bool:
@@ -210,7 +212,7 @@ def condition_holds(cond: str, host: Host) -> bool:
         return not host.get("privileged")
     m = re.fullmatch(r"kernel(>=|<)(.+)", cond)
     if m:
-        have, want = _major_minor(host.get("kernel_release")), _major_minor(m.group(2))
+        have, want = _version(host.get("kernel_release")), _version(m.group(2))
         if have is None or want is None:
             return False  # an unknown kernel version satisfies neither side
         return have >= want if m.group(1) == ">=" else have < want

@@ -44,6 +44,23 @@ def test_conditions_select_lines_by_host() -> None:
     assert ex.condition_holds("kernel>=6.18", ROOT_HOST)
 
 
+@pytest.mark.parametrize("release,older,x_y", [
+    ("6.1.176", True, True),               # Debian 6.1 cloud, its point release from uname -v
+    ("6.1.192", False, True),              # the stable release with the fix
+    ("6.1.0-50-cloud-amd64", True, True),  # the point release unknown: 6.1.0
+    ("6.12.118", False, False),
+    ("6.18.44-fc-v1252", False, False),
+    ("ref on 6.1.0", False, False),        # not a Linux version: no kernel condition holds
+])
+def test_kernel_conditions_take_point_releases(release: str, older: bool, x_y: bool) -> None:
+    host = dict(ROOT_HOST, kernel_release=release)
+    line, = ex.parse("A.B.C.D [kernel<6.1.192] # fixed in 6.1.192\n", "f.txt")
+    assert (line in ex.active_lines([line], host)) is older
+    assert ex.condition_holds("kernel<6.1.192", host) is older
+    assert ex.condition_holds("kernel<6.12", host) is x_y
+    assert ex.condition_holds("kernel>=6.1", host) is (release[0].isdigit())
+
+
 def test_listed_failure_is_xfail_and_listed_pass_is_xpass() -> None:
     lines = ex.parse("Required.Read.*  # whole area missing\n", "e.txt")
     failed = ex.apply(lines, ROOT_HOST, res("Required.Read.Group.X", "FAIL"))
