@@ -187,20 +187,25 @@ static void read2(struct pecs_t *t, int fd, uint64_t v[2])
 
 /* perf stat's open: disabled, enable_on_exec, inherit, on a child that waits for the
  * word to exec. Nothing counts before the exec (the child burns BURN_NS of CPU time
- * first), the count starts at it. */
+ * first), the count starts at it. How much CPU the exec and the program after it take is
+ * the machine's business (over 100 ms of a loaded, emulated guest, measured), so the burn
+ * is told apart by an event on the same child enabled from the start: it counts the burn
+ * and all that follows, the enable_on_exec one only what follows. */
 PECS_CASE("Required.Open.PidTask.EnableOnExecStartsAtTheExec", "pid.other",
 	  "OPEN-PID-ENABLE-ON-EXEC")
 {
 	struct kid *k;
 	struct rusage ru;
-	uint64_t v[2];
-	int fd;
+	uint64_t v[2], all[2];
+	int fd, from_start;
 
 	if (access(EXEC_PATH, X_OK))
 		PECS_ENV_SKIP(t, "no %s to execute", EXEC_PATH);
 	k = kid_start(t);
 	fd = open_on(t, k, PECS_SW_TASK_CLOCK, PECS_ATTR_ENABLE_ON_EXEC | PECS_ATTR_INHERIT, 0);
 	PECS_CHECK_OK(t, fd, "a disabled enable_on_exec event on the child %d", (int)k->pid);
+	from_start = open_on(t, k, PECS_SW_TASK_CLOCK, PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
+	PECS_CHECK_OK(t, from_start, "an enabled event on the child %d", (int)k->pid);
 	kid_do(t, k, 'b');
 	read2(t, fd, v);
 	PECS_CHECK(t, v[0] == 0 && v[1] == 0, "before the exec, after the child burned %llu ns: "
@@ -210,10 +215,15 @@ PECS_CASE("Required.Open.PidTask.EnableOnExecStartsAtTheExec", "pid.other",
 	if (kid_wait_zombie(t, k) == 127)
 		PECS_ENV_SKIP(t, "the child could not execute %s", EXEC_PATH);
 	read2(t, fd, v);
+	read2(t, from_start, all);
 	PECS_CHECK(t, v[0] > 0 && v[1] > 0, "after the exec: value %llu, time_enabled %llu, "
 		   "expected both above 0", (unsigned long long)v[0], (unsigned long long)v[1]);
-	PECS_CHECK(t, v[0] < BURN_NS / 2, "after the exec: value %llu ns counts the %llu ns "
-		   "burned before it", (unsigned long long)v[0], (unsigned long long)BURN_NS);
+	/* A task clock shows part of a burn under ptrace (36 to 45 of 50 ms under strace -f,
+	 * measured): a quarter of it is asked for. */
+	PECS_CHECK(t, all[0] >= v[0] + BURN_NS / 4, "after the exec: enable_on_exec %llu ns, "
+		   "enabled from the start %llu ns; the %llu ns burned before the exec must be in "
+		   "the second only", (unsigned long long)v[0], (unsigned long long)all[0],
+		   (unsigned long long)BURN_NS);
 	kid_reap(t, k, &ru);
 }
 
@@ -276,10 +286,11 @@ PECS_CASE("Required.Read.PidTask.InheritCountsTheTasksNewThreads", "pid.other",
 	read2(t, b, without);
 	/* The new thread's time is in the inherit event and not in the other. How much of
 	 * its burn a task clock shows varies (half of it under strace -f, measured), so the
-	 * difference is asked to be a quarter of the burn, not all of it. */
+	 * difference is asked to be a quarter of the burn, not all of it. What the task itself
+	 * spends making and joining the thread is in both, and is the machine's business
+	 * (over 100 ms in a loaded, emulated guest, measured): no bound is put on it. */
 	PECS_CHECK(t, with[0] >= without[0] + BURN_NS / 4, "inherit: %llu ns (without: %llu "
 		   "ns) after a new thread burned %llu ns", (unsigned long long)with[0],
 		   (unsigned long long)without[0], (unsigned long long)BURN_NS);
-	PECS_CHECK(t, without[0] < BURN_NS / 2, "without inherit: %llu ns counts the new "
-		   "thread's %llu ns", (unsigned long long)without[0], (unsigned long long)BURN_NS);
+	PECS_CHECK(t, without[0] > 0, "without inherit: the task's own time is counted");
 }
