@@ -94,6 +94,7 @@ struct ref_event {
 	struct ref_rb *rb;
 	unsigned mmap_count;
 	struct ref_ring *batch_ring; /* held from deliver_begin to _end (event_deliver.c) */
+	int batch_wrote;          /* a sample reached the ring in this batch: wake at _end */
 
 	/* Task facts for CGROUP and CODE_PAGE_SIZE: the id /proc knows the task by, found
 	 * at open (-1 none; 0 for a cpu-wide event), and its cgroup, looked up at enable

@@ -39,6 +39,9 @@ void ref_event_deliver_end(struct ref_event *ev)
 	if (ev->batch_ring)
 		ref_ring_release(ev->batch_ring);
 	ev->batch_ring = NULL;
+	if (ev->batch_wrote)
+		pthread_cond_broadcast(&ev->env->wake);
+	ev->batch_wrote = 0;
 	pthread_mutex_unlock(&ev->env->lock);
 }
 

@@ -3,6 +3,7 @@
  * perf_output_begin() handle them. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pecs/opts.h"
 #include "ref/event/event.h"
@@ -188,22 +189,28 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	/* A one-page mapping has no data area: dropped without being counted (measured). */
 	if (err == -ENODATA)
 		return 0;
-	if (!err)
+	/* Pollers wait under the engine lock, which a batch holds until its end: one
+	 * wakeup there does for all its samples. */
+	if (!err && ev->batch_ring)
+		ev->batch_wrote = 1;
+	else if (!err)
 		pthread_cond_broadcast(&ev->env->wake);
 	return err;
 }
 
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 {
-	struct pecs_sample sl = { 0 };
-	int err;
+	struct pecs_sample sl;
+	int err = 0;
 
 	if (!ref_attr_is_sampling(&ev->attr))
 		return -EINVAL;
 	if (!ev->running && !ev->draining)
 		return REF_DELIVER_OFF;
-	/* The engine's own callers build the current version: no copy per sample. */
+	/* The engine's own callers build the current version: no copy (nor zeroing of
+	 * the copy) per sample. */
 	if (!s || s->size != sizeof(sl)) {
+		memset(&sl, 0, sizeof(sl));
 		err = pecs_opts_load(&sl, sizeof(sl), s, PECS_OPTS_SIZE_TO(pecs_sample, ips));
 		if (err)
 			return err;

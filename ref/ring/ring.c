@@ -19,6 +19,10 @@
 
 struct ref_ring {
 	pthread_mutex_t lock;
+	/* The thread in ref_ring_hold(), else 0: it writes and queries without the lock.
+	 * Only that thread stores its own id here, so a thread that reads its own id back
+	 * is the holder, and any other thread reads something else. */
+	pthread_t holder;
 	int memfd;
 	size_t nr_pages;
 	long page_size;
@@ -69,20 +73,23 @@ static void page_init(struct ref_ring *r)
 	pg->data_size = r->data_size;
 }
 
-/* Recursive, so that a holder (ref_ring_hold()) writes and queries without taking it
- * again: a recursive lock its owner already holds costs no atomic operation. */
-static int lock_init(pthread_mutex_t *lock)
+/* The lock for one call, unless this thread holds the ring already (ref_ring_hold()):
+ * 1 when taken. A plain mutex costs one atomic operation a call (a recursive one costs
+ * more); a holder's writes cost none. */
+static int ring_lock(struct ref_ring *r)
 {
-	pthread_mutexattr_t a;
-	int err = pthread_mutexattr_init(&a);
+	pthread_t h = __atomic_load_n(&r->holder, __ATOMIC_RELAXED);
 
-	if (err)
-		return err;
-	err = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	if (!err)
-		err = pthread_mutex_init(lock, &a);
-	pthread_mutexattr_destroy(&a);
-	return err;
+	if (h && pthread_equal(h, pthread_self()))
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	return 1;
+}
+
+static void ring_unlock(struct ref_ring *r, int taken)
+{
+	if (taken)
+		pthread_mutex_unlock(&r->lock);
 }
 
 int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int overwrite)
@@ -153,17 +160,11 @@ int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts
 	}
 	r->pg = (struct pecs_mmap_page *)r->base;
 	r->data = r->base + r->page_size;
-	err = lock_init(&r->lock);
-	if (err) {
-		err = -err;
-		goto err_unmap;
-	}
+	pthread_mutex_init(&r->lock, NULL);
 	page_init(r);
 	*out = r;
 	return 0;
 
-err_unmap:
-	munmap(r->base, r->len);
 err_close:
 	close(r->memfd);
 err_free:
@@ -174,10 +175,12 @@ err_free:
 void ref_ring_hold(struct ref_ring *r)
 {
 	pthread_mutex_lock(&r->lock);
+	__atomic_store_n(&r->holder, pthread_self(), __ATOMIC_RELAXED);
 }
 
 void ref_ring_release(struct ref_ring *r)
 {
+	__atomic_store_n(&r->holder, (pthread_t)0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -299,7 +302,10 @@ static int src_copy(struct ref_ring *r, uint64_t pos, const struct ring_src *src
 	int err;
 
 	if (!src->encode) {
-		data_copy(r, pos, src->rec, len);
+		if (len <= r->data_size - off)
+			memcpy(r->data + off, src->rec, len);
+		else
+			data_copy(r, pos, src->rec, len);
 		*sample = record_is_sample(src->rec);
 		return 0;
 	}
@@ -321,21 +327,55 @@ static int src_copy(struct ref_ring *r, uint64_t pos, const struct ring_src *src
 	return 0;
 }
 
-static int ring_write_locked(struct ref_ring *r, const struct ring_src *src, size_t len,
-			     const void *cookie)
+/* After a record's bytes are in place: the head moves, wakeups are counted and the
+ * head published. */
+static inline void ring_commit(struct ref_ring *r, uint64_t head, uint64_t fwd_head, int sample)
+{
+	uint64_t wakeup = r->wakeup;
+
+	r->head = head;
+	if (fwd_head - r->wakeup > r->watermark)
+		r->wakeup += r->watermark;
+
+	/* Only samples count towards wakeup_events, as only perf_output_sample() counts. */
+	if (r->wakeup_events && sample && ++r->events >= r->wakeup_events) {
+		r->events -= r->wakeup_events;
+		r->wakeup++;
+	}
+
+	/* B: the record's bytes before the head that publishes them; pairs with the
+	 * reader's acquire load of data_head. */
+	__atomic_store_n(&r->pg->data_head, r->head, __ATOMIC_RELEASE);
+
+	if (r->wakeup != wakeup) {
+		atomic_store(&r->poll, EPOLLIN | EPOLLRDNORM);
+		if (r->wakeup_fn)
+			r->wakeup_fn(r->wakeup_arg);
+	}
+}
+
+/* A record that cannot be written: output paused (counted lost) or no data pages. */
+static int ring_refuse(struct ref_ring *r)
+{
+	if (!r->data_size)
+		return -ENODATA;
+	r->lost_total++;
+	r->lost_pending++;
+	return -ENOSPC;
+}
+
+/* Any write: paused output, a LOST record first when records were lost, backward rings,
+ * a record that wraps. */
+static int ring_write_general(struct ref_ring *r, const struct ring_src *src, size_t len,
+			      const void *cookie)
 {
 	uint8_t lost_rec[LOST_RECORD_MAX];
 	size_t lost_len = 0;
-	uint64_t tail, total, pos, head, fwd_head, wakeup = r->wakeup;
+	uint64_t tail, total, pos, head, fwd_head;
 	int err, sample;
 
-	if (r->paused) {
-		if (!r->data_size)
-			return -ENODATA;
-		r->lost_total++;
-		r->lost_pending++;
-		return -ENOSPC;
-	}
+	if (r->paused)
+		return ring_refuse(r);
 	if (r->lost_pending)
 		lost_len = lost_encode(r, cookie, lost_rec);
 	total = lost_len + len;
@@ -370,25 +410,37 @@ static int ring_write_locked(struct ref_ring *r, const struct ring_src *src, siz
 		return err;
 	if (lost_len)
 		r->lost_pending = 0;
-	r->head = head;
-	if (fwd_head - r->wakeup > r->watermark)
-		r->wakeup += r->watermark;
+	ring_commit(r, head, fwd_head, sample);
+	return 0;
+}
 
-	/* Only samples count towards wakeup_events, as only perf_output_sample() counts. */
-	if (r->wakeup_events && sample && ++r->events >= r->wakeup_events) {
-		r->events -= r->wakeup_events;
-		r->wakeup++;
+/* The usual write apart from the general one: forward, no LOST record owed, the record
+ * in one piece. A 64-byte record's bookkeeping must cost about what its copy does. */
+static inline int ring_write_locked(struct ref_ring *r, const struct ring_src *src,
+				    size_t len, const void *cookie)
+{
+	uint64_t head = r->head, tail;
+	size_t off = (size_t)(head & (r->data_size - 1));
+	uint8_t *at = r->data + off;
+	int err;
+
+	if (r->paused || r->lost_pending || r->backward || len > r->data_size - off)
+		return ring_write_general(r, src, len, cookie);
+	/* A: as in ring_write_general(). */
+	tail = __atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE);
+	if (!r->overwrite && circ_space(head, tail, r->data_size) < len) {
+		r->lost_total++;
+		r->lost_pending++;
+		return -ENOSPC;
 	}
-
-	/* B: the record's bytes before the head that publishes them; pairs with the
-	 * reader's acquire load of data_head. */
-	__atomic_store_n(&r->pg->data_head, r->head, __ATOMIC_RELEASE);
-
-	if (r->wakeup != wakeup) {
-		atomic_store(&r->poll, EPOLLIN | EPOLLRDNORM);
-		if (r->wakeup_fn)
-			r->wakeup_fn(r->wakeup_arg);
+	if (src->encode) {
+		err = src->encode(src->ctx, at, len);
+		if (err)
+			return err;
+	} else {
+		memcpy(at, src->rec, len);
 	}
+	ring_commit(r, head + len, head + len, record_is_sample(at));
 	return 0;
 }
 
@@ -396,16 +448,16 @@ int ref_ring_write_with(struct ref_ring *r, const void *rec, size_t len, const v
 {
 	struct ring_src src = { .rec = rec };
 	uint16_t hsize;
-	int ret;
+	int ret, taken;
 
 	if (!r || !rec || len < sizeof(struct pecs_record_header) || len & 7 || len > UINT16_MAX)
 		return -EINVAL;
 	memcpy(&hsize, (const uint8_t *)rec + 6, sizeof(hsize));
 	if (hsize != len)
 		return -EINVAL;
-	pthread_mutex_lock(&r->lock);
+	taken = ring_lock(r);
 	ret = ring_write_locked(r, &src, len, cookie);
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 	return ret;
 }
 
@@ -413,14 +465,14 @@ int ref_ring_write_encoded(struct ref_ring *r, size_t len, ref_ring_encode_fn en
 			   void *ctx, const void *cookie)
 {
 	struct ring_src src = { .encode = encode, .ctx = ctx };
-	int ret;
+	int ret, taken;
 
 	if (!r || !encode || len < sizeof(struct pecs_record_header) || len & 7 ||
 	    len > UINT16_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&r->lock);
+	taken = ring_lock(r);
 	ret = ring_write_locked(r, &src, len, cookie);
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 	return ret;
 }
 
@@ -431,27 +483,30 @@ int ref_ring_write(struct ref_ring *r, const void *rec, size_t len)
 
 void ref_ring_set_lost_fn(struct ref_ring *r, ref_ring_lost_fn fn, void *arg)
 {
-	pthread_mutex_lock(&r->lock);
+	int taken = ring_lock(r);
+
 	r->lost_fn = fn;
 	r->lost_arg = arg;
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 }
 
 void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg)
 {
-	pthread_mutex_lock(&r->lock);
+	int taken = ring_lock(r);
+
 	r->wakeup_fn = fn;
 	r->wakeup_arg = arg;
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 }
 
 uint64_t ref_ring_lost(const struct ref_ring *r)
 {
 	uint64_t v;
 
-	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	int taken = ring_lock((struct ref_ring *)r);
+
 	v = r->lost_total;
-	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+	ring_unlock((struct ref_ring *)r, taken);
 	return v;
 }
 
@@ -459,18 +514,20 @@ uint64_t ref_ring_pending_lost(const struct ref_ring *r)
 {
 	uint64_t v;
 
-	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	int taken = ring_lock((struct ref_ring *)r);
+
 	v = r->lost_pending;
-	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+	ring_unlock((struct ref_ring *)r, taken);
 	return v;
 }
 
 void ref_ring_set_paused(struct ref_ring *r, int paused)
 {
-	pthread_mutex_lock(&r->lock);
+	int taken = ring_lock(r);
+
 	/* rb_toggle_paused(): a ring without data pages cannot be resumed. */
 	r->paused = paused || !r->data_size;
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 }
 
 int ref_ring_poll(struct ref_ring *r)
@@ -506,25 +563,27 @@ static void userpage_end(struct ref_ring *r)
 
 void ref_ring_update_times(struct ref_ring *r, uint64_t enabled, uint64_t running)
 {
-	pthread_mutex_lock(&r->lock);
+	int taken = ring_lock(r);
+
 	userpage_begin(r);
 	userpage_set(time_enabled, enabled);
 	userpage_set(time_running, running);
 	userpage_end(r);
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 }
 
 void ref_ring_update_userpage(struct ref_ring *r, int64_t count, uint64_t enabled,
 			      uint64_t running)
 {
-	pthread_mutex_lock(&r->lock);
+	int taken = ring_lock(r);
+
 	userpage_begin(r);
 	/* index stays 0 (nothing to rdpmc), so offset is the whole count. */
 	userpage_set(offset, count);
 	userpage_set(time_enabled, enabled);
 	userpage_set(time_running, running);
 	userpage_end(r);
-	pthread_mutex_unlock(&r->lock);
+	ring_unlock(r, taken);
 }
 
 uint64_t ref_ring_head(const struct ref_ring *r)

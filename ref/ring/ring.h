@@ -98,9 +98,9 @@ int ref_ring_readable(const struct ref_ring *r);
  * a record makes a wakeup pending. */
 void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg);
 
-/* Holds the write lock across several writes (a batch of samples) by one thread, which
- * then takes it again for each write without an atomic operation; other writers wait
- * until ref_ring_release(). */
+/* Holds the write lock across several writes (a batch of samples) by one thread, whose
+ * writes and other calls on the ring then skip the lock (no atomic operation each);
+ * other threads wait until ref_ring_release(). Not nested: one hold per ring at a time. */
 void ref_ring_hold(struct ref_ring *r);
 void ref_ring_release(struct ref_ring *r);
 

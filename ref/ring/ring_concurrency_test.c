@@ -3,7 +3,8 @@
  * record once, in order, intact (a checksum over each payload) and never a torn or
  * straddling header; LOST records the writer causes by retrying on a full ring must
  * account for exactly what ref_ring_lost() counted. Reader protocol as libperf/libbpf:
- * load-acquire data_head, read, store-release data_tail.
+ * load-acquire data_head, read, store-release data_tail. Last, ref_ring_hold(): the
+ * holder's calls skip the lock, another writer waits for the release.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -249,12 +250,60 @@ static void test_userpage_seqlock(void **state)
 	ref_ring_destroy(r);
 }
 
+/* A second writer while the ring is held: it waits for the release, whatever the
+ * schedule (the holder's own record always comes first). */
+static void *late_writer(void *arg)
+{
+	uint64_t rec[3] = { PECS_RECORD_SAMPLE | 24ull << 48, 2, 0 };
+
+	assert_int_equal(ref_ring_write(arg, rec, sizeof(rec)), 0);
+	return NULL;
+}
+
+/* The holder of ref_ring_hold() writes and calls the ring's other functions without
+ * taking the lock again (a plain mutex: taking it would hang); another thread's write
+ * waits for ref_ring_release(). */
+static void test_hold(void **state)
+{
+	uint64_t rec[3] = { PECS_RECORD_SAMPLE | 24ull << 48, 1, 0 };
+	const uint64_t *d;
+	struct ref_ring *r;
+	pthread_t th;
+	void *p;
+
+	(void)state;
+	assert_int_equal(ref_ring_create(&r, 2, 4096, 0), 0);
+	assert_int_equal(ref_ring_map(r, PROT_READ | PROT_WRITE, &p), 0);
+	ref_ring_hold(r);
+	assert_int_equal(pthread_create(&th, NULL, late_writer, r), 0);
+	sched_yield();
+	assert_int_equal(ref_ring_write(r, rec, sizeof(rec)), 0);
+	ref_ring_set_paused(r, 1);
+	assert_int_equal(ref_ring_write(r, rec, sizeof(rec)), -ENOSPC);
+	ref_ring_set_paused(r, 0);
+	assert_int_equal(ref_ring_lost(r), 1);
+	assert_int_equal(ref_ring_pending_lost(r), 1);
+	ref_ring_update_userpage(r, 5, 6, 7);
+	ref_ring_release(r);
+	pthread_join(th, NULL);
+	d = (const uint64_t *)((const uint8_t *)p + 4096);
+	/* The holder's sample, the LOST record its paused write owed, the other's sample. */
+	assert_int_equal(d[1], 1);
+	assert_int_equal(d[3] & 0xffffffff, PECS_RECORD_LOST);
+	assert_int_equal(d[5], 1);
+	assert_int_equal(d[7], 2);
+	assert_int_equal(ref_ring_head(r), 72);
+	ref_ring_unmap(r, p);
+	ref_ring_destroy(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_ring_many_wraps),
 		cmocka_unit_test(test_larger_ring),
 		cmocka_unit_test(test_userpage_seqlock),
+		cmocka_unit_test(test_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
