@@ -1,0 +1,53 @@
+"""The perf record checks' parsers and verdicts (pecs_harness/clients_record.py), on
+perf 6.1's output as it prints it."""
+from pecs_harness import clients_record as rec
+
+REPORT = """
+    95.16%  [.] spin_hot
+     1.04%  [.] memset
+     0.69%  [k] pvm_irq_enable
+"""
+
+SCRIPT = """\
+\t    55d0c1a0e150 spin_hot
+\t    55d0c1a0e1a0 spin_work
+\t    55d0c1a0e1f0 main
+\t    7f5d0b8a4d8f __libc_start_call_main
+
+\t    55d0c1a0e150 spin_hot
+\t    7f5d0b8a4d8f [unknown]
+
+\t    7f5d0b9a0000 memset
+\t    7f5d0b9a1000 _dl_start
+"""
+
+
+def test_parse_report_keeps_order_and_share():
+    assert rec.parse_report(REPORT) == [(95.16, "spin_hot"), (1.04, "memset"),
+                                        (0.69, "pvm_irq_enable")]
+
+
+def test_parse_script_counts_hot_samples_and_their_chains():
+    assert rec.parse_script(SCRIPT) == (2, 1)
+
+
+def run(impl, top, samples=10, chained=10, error=""):
+    return rec.RecordRun(impl=impl, top=top, samples=samples, with_chain=chained, error=error)
+
+
+def test_same_top_symbol_with_enough_share_passes():
+    k = run("kernel", [(95.0, "spin_hot")])
+    top, chain = rec.compare_record(k, [run("ref", [(90.0, "spin_hot")])])
+    assert top.verdicts["ref"] == "pass" and chain.verdicts["ref"] == "pass"
+
+
+def test_other_top_symbol_or_low_share_or_broken_chain_fails():
+    k = run("kernel", [(95.0, "spin_hot")])
+    other = run("a", [(95.0, "memset")])
+    low = run("b", [(60.0, "spin_hot")])
+    nochain = run("c", [(95.0, "spin_hot")], samples=10, chained=5)
+    broken = run("d", [], error="perf record exited 255")
+    top, chain = rec.compare_record(k, [other, low, nochain, broken])
+    assert top.verdicts == {"a": "fail", "b": "fail", "c": "pass", "d": "fail"}
+    assert chain.verdicts["c"] == "fail" and chain.verdicts["d"] == "fail"
+    assert "memset" in top.reasons["a"] and "exited 255" in top.reasons["d"]
