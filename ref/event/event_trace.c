@@ -36,6 +36,9 @@
 
 /* Guards every tracer's env pointer and the list; taken after an engine lock, never
  * the other way (the thread only trylocks an engine's lock while holding it). */
+#define SIDEBAND_FLAGS                                                                  \
+	(PECS_ATTR_COMM | PECS_ATTR_MMAP | PECS_ATTR_MMAP2 | PECS_ATTR_MMAP_DATA | PECS_ATTR_TASK)
+
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ref_tracer *g_tracers;
 static int g_nocldstop; /* tracers that added SA_NOCLDSTOP */
@@ -126,6 +129,12 @@ static void detach(struct ref_tracer *t)
 	}
 }
 
+static int due(struct ref_tracer *t)
+{
+	return t->execed && __atomic_load_n(&t->sampling, __ATOMIC_RELAXED) &&
+	       ref_trace_cpu_ns(t) >= t->due;
+}
+
 /* What one stop means; 1 when the tracer is done with the task. */
 static int on_stop(struct ref_tracer *t, int status)
 {
@@ -141,7 +150,7 @@ static int on_stop(struct ref_tracer *t, int status)
 				ref_trace_exec(t);
 			else if (event == PTRACE_EVENT_EXIT)
 				ref_trace_exit(t);
-			else if (t->execed && ref_trace_cpu_ns(t) >= t->due)
+			else if (due(t))
 				ref_trace_sample(t);
 			pthread_mutex_unlock(&env->lock);
 		}
@@ -220,7 +229,7 @@ static void trace_loop(struct ref_tracer *t)
 				return;
 			continue;
 		}
-		if (t->execed && ref_trace_cpu_ns(t) >= t->due) {
+		if (due(t)) {
 			if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
 				return;
 			r = next_stop(t, 1, &status);
@@ -293,7 +302,12 @@ void ref_event_trace_add(struct ref_event *ev)
 	struct ref_tracer *t;
 	struct ref_event **n;
 
-	if (!ref_attr_is_sampling(&ev->attr) || ev->proc_id <= 0 || ev->tid != ev->proc_id)
+	int sampling = ref_attr_is_sampling(&ev->attr);
+
+	/* A counter that asks for side-band records (perf's dummy event) needs the exec,
+	 * the mappings and the exit seen as much as a sampler does. */
+	if ((!sampling && !(ev->attr.flags & SIDEBAND_FLAGS)) || ev->proc_id <= 0 ||
+	    ev->tid != ev->proc_id)
 		return;
 	pthread_mutex_lock(&g_mu);
 	for (t = g_tracers; t; t = t->next)
@@ -320,6 +334,8 @@ void ref_event_trace_add(struct ref_event *ev)
 	}
 	t->evs[t->nr++] = ev;
 	ev->tracer = t;
+	if (sampling)
+		__atomic_store_n(&t->sampling, 1, __ATOMIC_RELAXED);
 }
 
 void ref_event_trace_remove(struct ref_event *ev)

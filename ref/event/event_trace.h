@@ -31,6 +31,7 @@ struct ref_tracer {
 	uint64_t period;            /* ns of its CPU time between samples */
 	uint64_t due;               /* the CPU time the next sample is due at */
 	int execed;                 /* sampling starts at the exec */
+	int sampling;               /* an event samples (atomic: set by an opener) */
 	uint64_t last_scan;         /* when /proc/PID/maps was last read */
 	struct ref_trace_map *maps;
 	size_t nr_maps, cap_maps;

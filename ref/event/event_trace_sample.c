@@ -228,6 +228,9 @@ void ref_trace_exit(struct ref_tracer *t)
 	long ppid = 0;
 
 	source(t, &src);
+	/* What was mapped since the last look (all of it, without samples to look for
+	 * it): told late, but before the exit, so a reader still finds it. */
+	tell_maps(t, &src);
 	stat_field(t, 4, &ppid);
 	for (size_t i = 0; i < t->nr; i++)
 		if (on_cpu(t->evs[i], &src))
@@ -288,6 +291,6 @@ void ref_trace_sample(struct ref_tracer *t)
 			break;
 		}
 	for (size_t i = 0; i < t->nr; i++)
-		if (on_cpu(t->evs[i], &s))
+		if (on_cpu(t->evs[i], &s) && ref_attr_is_sampling(&t->evs[i]->attr))
 			ref_event_deliver_locked(t->evs[i], &s);
 }
