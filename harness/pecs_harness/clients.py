@@ -4,7 +4,8 @@ under it by the interposer (interpose/, libpecs_interpose.so), side by side.
     python3 -m pecs_harness.clients --lib LIB --spin SPIN [--impl ref] [--impl PLUGIN.so]
 
 Each implementation runs the same commands as the kernel: `perf record` and `perf
-report` (clients_record.py), and `perf stat -e
+report` (clients_record.py), selected `perf test` entries (clients_perftest.py), and
+`perf stat -e
 task-clock,cpu-clock,page-faults,context-switches -- spin`. spin (interpose/clients/
 spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
 a ratio within one run (perf's count over the program's own account), and the kernel's
@@ -183,7 +184,9 @@ def markdown(impls: Sequence[str], checks: Sequence[dict]) -> str:
                                          c["values"].get(i, ""), c["reasons"].get(i, "")))
         cmd = {"perf stat": "`perf stat -e %s -- spin`" % ",".join(STAT_EVENTS),
                "perf record": "`perf record -e cpu-clock -g -- spin`, then `perf report "
-                              "--stdio` and `perf script`"}.get(c["client"], c["client"])
+                              "--stdio` and `perf script`",
+               "perf test": "`perf test` (the entry found by name in `perf test list`)"}.get(
+                   c["client"], c["client"])
         out.append("| %s | %s | %s |" % (cmd, c["item"], " | ".join(cells)))
     return "\n".join(out) + "\n"
 
@@ -218,13 +221,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     lib, spin = os.path.abspath(args.lib), os.path.abspath(args.spin)
     # Imported here: clients_record builds on this module's Check.
-    from pecs_harness import clients_record as rec
+    from pecs_harness import clients_perftest, clients_record as rec
     with tempfile.TemporaryDirectory() as work:
         kernel = run_perf_stat(perf, "kernel", lib, spin, work)
         runs = [run_perf_stat(perf, i, lib, spin, work) for i in impls]
         krec = rec.run_perf_record(perf, "kernel", lib, spin, work)
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
     checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
+    checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table(checks, impls)
     for name, err in [(r.impl, r.error) for r in [kernel] + runs] + \
             [(r.impl, r.error) for r in [krec] + recs]:

@@ -51,3 +51,37 @@ def test_other_top_symbol_or_low_share_or_broken_chain_fails():
     assert top.verdicts == {"a": "fail", "b": "fail", "c": "pass", "d": "fail"}
     assert chain.verdicts["c"] == "fail" and chain.verdicts["d"] == "fail"
     assert "memset" in top.reasons["a"] and "exited 255" in top.reasons["d"]
+
+
+# perf test (pecs_harness/clients_perftest.py)
+from pecs_harness import clients_perftest as pt  # noqa: E402
+
+LIST = """  4: mmap interface tests
+  4:1: Read samples using the mmap interface
+  4:2: User space counter reading of instructions
+ 25: Software clock events period values
+"""
+
+RUN = """  4: mmap interface tests                                            :
+  4.1: Read samples using the mmap interface                         : FAILED!
+  4.2: User space counter reading of instructions                    : Skip (permissions)
+"""
+
+
+def test_perf_test_list_gives_top_level_numbers_by_name():
+    got = pt.parse_list(LIST)
+    assert got["Read samples using the mmap interface"] == "4"
+    assert got["Software clock events period values"] == "25"
+
+
+def test_perf_test_verdict_of_a_subtest():
+    assert pt.parse_verdict(RUN, "Read samples using the mmap interface") == "FAILED!"
+    assert pt.parse_verdict(RUN, "User space counter reading of instructions") == \
+        "Skip (permissions)"
+    assert pt.parse_verdict(RUN, "mmap interface tests") == ""
+
+
+def test_perf_test_verdicts():
+    assert pt.verdict("Ok", "ref", "Ok")[0] == "pass"
+    assert pt.verdict("Ok", "ref", "FAILED!")[0] == "fail"
+    assert pt.verdict("Skip (permissions)", "ref", "FAILED!")[0] == "shown"
