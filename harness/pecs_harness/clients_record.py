@@ -71,7 +71,9 @@ def run_perf_record(perf: str, impl: str, lib: str, spin: str, work: str) -> Rec
         p = _run([perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", spin]
                  + list(RECORD_SPIN_ARGS), impl_env(impl, lib))
         if p.returncode != 0:
-            run.error = "perf record exited %d: %s" % (p.returncode, p.stderr.strip()[-300:])
+            # One line: the report's table cells hold it.
+            run.error = "perf record exited %d: %s" % (p.returncode,
+                                                        " ".join(p.stderr.split())[-300:])
             return run
         # The readers run on the kernel: only the recording is the implementation's.
         r = _run([perf, "report", "-i", data, "--stdio", "--no-children", "--sort", "sym",
