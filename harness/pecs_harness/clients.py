@@ -230,6 +230,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
     checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table(checks, impls)
+    for c in checks:
+        for i in impls:
+            if c.verdicts.get(i) == "fail":
+                print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
     for name, err in [(r.impl, r.error) for r in [kernel] + runs] + \
             [(r.impl, r.error) for r in [krec] + recs]:
         if err:

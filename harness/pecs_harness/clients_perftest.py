@@ -60,6 +60,19 @@ def run_entry(perf: str, impl: str, lib: str, number: str, name: str) -> str:
     return parse_verdict(p.stdout + p.stderr, name) or "no verdict (exit %d)" % p.returncode
 
 
+def detail(perf: str, impl: str, lib: str, number: str) -> str:
+    """What `perf test -v` says on a failing side: its lines between start and end."""
+    try:
+        p = subprocess.run([perf, "test", "-v", number], env=impl_env(impl, lib),
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    keep = [ln.strip() for ln in (p.stdout + p.stderr).splitlines()
+            if ln.strip() and not ln.startswith(("---", "test child forked", "Using CPUID",
+                                                  "Couldn't bump", "mmap size"))]
+    return " / ".join(keep[-4:])
+
+
 def verdict(kernel: str, impl: str, value: str) -> List[str]:
     if not kernel.startswith("Ok"):
         return ["shown", "the kernel's own verdict is %s" % kernel]
@@ -94,5 +107,7 @@ def compare_entries(perf: str, lib: str, impls: Sequence[str]) -> List[Check]:
             c.verdicts[impl], c.reasons[impl] = verdict(kernel, impl, value)
             if impl == "ref" and c.verdicts[impl] == "fail" and name in KNOWN:
                 c.verdicts[impl], c.reasons[impl] = "known", KNOWN[name]
+            elif c.verdicts[impl] == "fail":
+                c.reasons[impl] += "; perf test -v: " + detail(perf, impl, lib, number)
         checks.append(c)
     return checks
