@@ -24,6 +24,13 @@ KNOWN = {
     "Read samples using the mmap interface":
         "opens syscalls:sys_enter_* tracepoints; ref has no tracepoint PMU "
         "(OPEN-TRACEPOINT-BREAKPOINT-EINVAL)",
+    # Seen once, in a //... run at load 27 (passed in every other run here): the entry
+    # fails when its ~10 ms loop gets no sample at 500 Hz, which ref's in-process
+    # sampler can do when its ticker thread is starved. Not confirmed: the reason of a
+    # failure is now quoted from perf test -v, so the next one says.
+    "Software clock events period values":
+        "ref's in-process sampler (a ticker thread) may take no sample in the entry's "
+        "~10 ms loop on a starved machine, which the entry fails (seen once at load 27)",
     "Read backward ring buffer":
         "opens the syscalls:sys_enter_prctl tracepoint; ref has no tracepoint PMU "
         "(OPEN-TRACEPOINT-BREAKPOINT-EINVAL)",
@@ -105,9 +112,10 @@ def compare_entries(perf: str, lib: str, impls: Sequence[str]) -> List[Check]:
             value = run_entry(perf, impl, lib, number, name)
             c.values[impl] = value
             c.verdicts[impl], c.reasons[impl] = verdict(kernel, impl, value)
-            if impl == "ref" and c.verdicts[impl] == "fail" and name in KNOWN:
-                c.verdicts[impl], c.reasons[impl] = "known", KNOWN[name]
-            elif c.verdicts[impl] == "fail":
+            if c.verdicts[impl] == "fail":
                 c.reasons[impl] += "; perf test -v: " + detail(perf, impl, lib, number)
+                if impl == "ref" and name in KNOWN:
+                    c.verdicts[impl] = "known"
+                    c.reasons[impl] = KNOWN[name] + "; " + c.reasons[impl]
         checks.append(c)
     return checks
