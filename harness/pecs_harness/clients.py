@@ -3,7 +3,9 @@ under it by the interposer (interpose/, libpecs_interpose.so), side by side.
 
     python3 -m pecs_harness.clients --lib LIB --spin SPIN [--impl ref] [--impl PLUGIN.so]
 
-Each implementation runs the same command as the kernel: `perf stat -e
+Each implementation runs the same commands as the kernel: `perf record` and `perf
+report` (clients_record.py), selected `perf test` entries (clients_perftest.py), and
+`perf stat -e
 task-clock,cpu-clock,page-faults,context-switches -- spin`. spin (interpose/clients/
 spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
 a ratio within one run (perf's count over the program's own account), and the kernel's
@@ -156,12 +158,12 @@ def label(impl: str) -> str:
 
 def print_table(checks: Sequence[Check], impls: Sequence[str], out: TextIO = sys.stdout) -> None:
     cols = ["kernel"] + list(impls)
-    head = "%-10s %-17s" % ("client", "check") + "".join("%-34s" % label(c) for c in cols)
+    head = "%-12s %-18s" % ("client", "check") + "".join("%-36s " % label(c) for c in cols)
     print(head, file=out)
     for c in checks:
         cells = [c.values.get("kernel", "")]
         cells += ["%s %s" % (c.verdicts.get(i, "").upper(), c.values.get(i, "")) for i in impls]
-        print("%-10s %-17s" % (c.client, c.item) + "".join("%-34s" % x for x in cells),
+        print("%-12s %-18s" % (c.client, c.item) + "".join("%-36s " % x for x in cells),
               file=out)
 
 
@@ -180,8 +182,11 @@ def markdown(impls: Sequence[str], checks: Sequence[dict]) -> str:
         for i in impls:
             cells.append("%s %s (%s)" % (c["verdicts"].get(i, "").upper(),
                                          c["values"].get(i, ""), c["reasons"].get(i, "")))
-        cmd = "`perf stat -e %s -- spin`" % ",".join(STAT_EVENTS) if c["client"] == "perf stat" \
-            else c["client"]
+        cmd = {"perf stat": "`perf stat -e %s -- spin`" % ",".join(STAT_EVENTS),
+               "perf record": "`perf record -e cpu-clock -g -- spin`, then `perf report "
+                              "--stdio` and `perf script`",
+               "perf test": "`perf test` (the entry found by name in `perf test list`)"}.get(
+                   c["client"], c["client"])
         out.append("| %s | %s | %s |" % (cmd, c["item"], " | ".join(cells)))
     return "\n".join(out) + "\n"
 
@@ -215,14 +220,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("pecs clients: no perf: install Debian's linux-perf", file=sys.stderr)
         return 2
     lib, spin = os.path.abspath(args.lib), os.path.abspath(args.spin)
+    # Imported here: clients_record builds on this module's Check.
+    from pecs_harness import clients_perftest, clients_record as rec
     with tempfile.TemporaryDirectory() as work:
         kernel = run_perf_stat(perf, "kernel", lib, spin, work)
         runs = [run_perf_stat(perf, i, lib, spin, work) for i in impls]
-    checks = compare_stat(kernel, runs)
+        krec = rec.run_perf_record(perf, "kernel", lib, spin, work)
+        recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
+    checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
+    checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table(checks, impls)
-    for r in [kernel] + runs:
-        if r.error:
-            print("%s: %s" % (label(r.impl), r.error))
+    for c in checks:
+        for i in impls:
+            if c.verdicts.get(i) == "fail":
+                print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
+    for name, err in [(r.impl, r.error) for r in [kernel] + runs] + \
+            [(r.impl, r.error) for r in [krec] + recs]:
+        if err:
+            print("%s: %s" % (label(name), err))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"impls": impls, "checks": [asdict(c) for c in checks]}, f, indent=1)

@@ -56,6 +56,8 @@ struct ref_exec_mark {
 	char comm[64];  /* and the comm, for a task that died before we looked */
 };
 
+struct ref_tracer;
+
 struct ref_event {
 	struct ref_event_env *env; /* the owner's, shared by all its events */
 	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
@@ -103,6 +105,7 @@ struct ref_event {
 	uint64_t cgroup;
 
 	struct ref_exec_mark exec;
+	struct ref_tracer *tracer; /* samples it from outside (event_trace.c), or NULL */
 
 	struct ref_sampler_ops ops;
 	void *priv;
@@ -167,6 +170,27 @@ void ref_event_exec_arm(struct ref_event *ev);
 /* At each sync of an armed event (and of its members, for a leader): turns it on once
  * its task executed. Counting only: a sampling event's profiler is not started by it. */
 void ref_event_exec_check(struct ref_event *ev);
+
+/* ---- sampling another process from outside (event_trace.c) ---- */
+/* At open, from ref_event_exec_arm(): an armed sampling event joins its task's tracer,
+ * which follows the task with ptrace from a thread of this process. */
+void ref_event_trace_add(struct ref_event *ev);
+/* At release, under the engine lock: the event leaves its tracer. */
+void ref_event_trace_remove(struct ref_event *ev);
+
+/* ---- side-band records (event_sideband.c): written when the event asks for them ---- */
+struct ref_sb_map {
+	uint64_t start, end, pgoff; /* pgoff in bytes, as /proc/PID/maps shows it */
+	uint32_t maj, min, prot, flags;
+	uint64_t ino, ino_generation;
+	char name[4096];
+};
+/* src carries the task (pid, tid), the time and cpu for the sample_id_all trailer. */
+void ref_event_sb_comm(struct ref_event *ev, const struct pecs_sample *src, const char *comm,
+		       int exec);
+void ref_event_sb_mmap(struct ref_event *ev, const struct pecs_sample *src,
+		       const struct ref_sb_map *m);
+void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint32_t ppid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);

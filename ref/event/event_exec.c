@@ -71,6 +71,8 @@ void ref_event_exec_arm(struct ref_event *ev)
 		return;
 	m->has_exe = read_exe(ev->proc_id, &m->dev, &m->ino) == 0;
 	m->armed = 1;
+	/* A sampling event needs the exec seen as it happens, and the task followed. */
+	ref_event_trace_add(ev);
 }
 
 static int exec_seen(const struct ref_exec_mark *m, pid_t pid)

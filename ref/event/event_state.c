@@ -213,6 +213,7 @@ static void group_detach(struct ref_event *ev, struct ref_defer *d)
 
 static void event_release(struct ref_event *ev, struct ref_defer *d)
 {
+	ref_event_trace_remove(ev);
 	group_detach(ev, d);
 	if (ev->running && ev->has_sampler)
 		ref_event_defer_add(d, ev, REF_DEFER_STOP_LAST);

@@ -1,0 +1,296 @@
+/* What the tracer writes at a stop of its task (event_trace.c has the thread): the
+ * exec's COMM and mappings, a sample with its frame-pointer callchain, the EXIT. Every
+ * function here runs on the tracer thread with the engine lock held and the task
+ * stopped, so its registers, memory, maps and last cpu hold still while they are read. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ref/event/event.h"
+#include "ref/event/event_trace.h"
+
+/* sysctl kernel.perf_event_max_stack's default: the kernel's walk stops there too. */
+#define MAX_FRAMES 127u
+#define RESCAN_NS 1000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Fields of /proc/PID/task/TID/stat after the comm: [0] is field 3 (state). */
+static int stat_field(const struct ref_tracer *t, int field, long *out)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid, (int)t->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int i = 3; i <= field; i++) {
+		char *end;
+
+		*out = strtol(p, &end, 10);
+		if (end == p && i == field)
+			return -1;
+		p = strchr(p + 1, ' ');
+		if (!p && i < field)
+			return -1;
+	}
+	return 0;
+}
+
+/* The trailer's facts: the task, now, and the cpu it last ran on. */
+static void source(const struct ref_tracer *t, struct pecs_sample *s)
+{
+	long cpu = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->pid = (uint32_t)t->pid;
+	s->tid = (uint32_t)t->tid;
+	if (stat_field(t, 39, &cpu) == 0 && cpu >= 0)
+		s->cpu = (uint32_t)cpu;
+	s->time = mono_ns();
+}
+
+/* perf_iterate_ctx(): side-band records go to the task's events that can count on the
+ * cpu it is on. */
+static int on_cpu(const struct ref_event *ev, const struct pecs_sample *s)
+{
+	return ev->cpu < 0 || (uint32_t)ev->cpu == s->cpu;
+}
+
+static int known(const struct ref_tracer *t, const struct ref_trace_map *m)
+{
+	for (size_t i = 0; i < t->nr_maps; i++)
+		if (!memcmp(&t->maps[i], m, sizeof(*m)))
+			return 1;
+	return 0;
+}
+
+static int remember(struct ref_tracer *t, const struct ref_trace_map *m)
+{
+	if (t->nr_maps == t->cap_maps) {
+		size_t cap = t->cap_maps ? 2 * t->cap_maps : 32;
+		struct ref_trace_map *n = realloc(t->maps, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		t->maps = n;
+		t->cap_maps = cap;
+	}
+	t->maps[t->nr_maps++] = *m;
+	return 0;
+}
+
+/* One /proc/PID/maps line into m; 0 when it is an executable mapping. */
+static int parse_map(const char *line, struct ref_sb_map *m)
+{
+	char perms[8];
+	unsigned long long start, end, off, ino;
+	unsigned maj, min;
+	int pos = 0;
+	const char *name;
+	size_t n;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+		   &min, &ino, &pos) < 7 || !pos || perms[2] != 'x')
+		return -1;
+	memset(m, 0, offsetof(struct ref_sb_map, name));
+	m->start = start;
+	m->end = end;
+	m->pgoff = off;
+	m->maj = maj;
+	m->min = min;
+	m->ino = ino;
+	m->prot = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) | 4u;
+	m->flags = perms[3] == 's' ? 1u : 2u; /* MAP_SHARED : MAP_PRIVATE */
+	name = line + pos;
+	n = strcspn(name, "\n");
+	if (!n)
+		name = "//anon", n = 6;
+	if (n >= sizeof(m->name))
+		n = sizeof(m->name) - 1;
+	memcpy(m->name, name, n);
+	m->name[n] = 0;
+	return 0;
+}
+
+/* i_generation, which /proc/PID/maps does not show (ext4 and the like have one). */
+static uint64_t ino_generation(const char *path)
+{
+	int fd, gen = 0;
+
+	if (path[0] != '/')
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETVERSION, &gen))
+		gen = 0;
+	close(fd);
+	return (uint32_t)gen;
+}
+
+/* Tells the events each executable mapping they have not been told of yet. */
+static void tell_maps(struct ref_tracer *t, const struct pecs_sample *src)
+{
+	static struct ref_sb_map m; /* PATH_MAX name: off the stack; one tracer at a time */
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	char path[64], line[4200];
+	FILE *f;
+
+	t->last_scan = mono_ns();
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	pthread_mutex_lock(&mu);
+	while (fgets(line, sizeof(line), f)) {
+		struct ref_trace_map k;
+
+		/* The vsyscall page is no vma: perf_event_mmap() never sees it. */
+		if (parse_map(line, &m) || !strcmp(m.name, "[vsyscall]"))
+			continue;
+		k = (struct ref_trace_map){m.start, m.end, m.pgoff, m.ino};
+		if (known(t, &k) || remember(t, &k))
+			continue;
+		m.ino_generation = ino_generation(m.name);
+		for (size_t i = 0; i < t->nr; i++)
+			if (on_cpu(t->evs[i], src))
+				ref_event_sb_mmap(t->evs[i], src, &m);
+	}
+	pthread_mutex_unlock(&mu);
+	fclose(f);
+}
+
+static int comm_of(const struct ref_tracer *t, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)t->pid, (int)t->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(comm, (int)len, f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	return 0;
+}
+
+/* begin_new_exec(): enable_on_exec first (perf_event_exec()), then the new comm with
+ * the exec flag; load_elf_binary() then maps the program and its interpreter. */
+void ref_trace_exec(struct ref_tracer *t)
+{
+	struct pecs_sample src;
+	char comm[64];
+
+	for (size_t i = 0; i < t->nr; i++)
+		ref_event_exec_check(t->evs[i]);
+	source(t, &src);
+	t->execed = 1;
+	t->due = ref_trace_cpu_ns(t) + t->period;
+	t->nr_maps = 0;
+	if (!comm_of(t, comm, sizeof(comm)))
+		for (size_t i = 0; i < t->nr; i++)
+			if (on_cpu(t->evs[i], &src))
+				ref_event_sb_comm(t->evs[i], &src, comm, 1);
+	tell_maps(t, &src);
+}
+
+void ref_trace_exit(struct ref_tracer *t)
+{
+	struct pecs_sample src;
+	long ppid = 0;
+
+	source(t, &src);
+	/* What was mapped since the last look (all of it, without samples to look for
+	 * it): told late, but before the exit, so a reader still finds it. */
+	tell_maps(t, &src);
+	stat_field(t, 4, &ppid);
+	for (size_t i = 0; i < t->nr; i++)
+		if (on_cpu(t->evs[i], &src))
+			ref_event_sb_exit(t->evs[i], &src, (uint32_t)ppid);
+}
+
+/* perf_callchain_user(): the IP, then each frame's return address up the rbp chain,
+ * until a frame cannot be read. */
+static uint32_t walk(const struct ref_tracer *t, const struct user_regs_struct *r,
+		     uint64_t *ips, uint32_t max)
+{
+	uint64_t fp = r->rbp, frame[2];
+	uint32_t n = 0;
+
+	ips[n++] = r->rip;
+	while (n < max && fp) {
+		struct iovec local = {frame, sizeof(frame)};
+		struct iovec remote = {(void *)(uintptr_t)fp, sizeof(frame)};
+
+		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != sizeof(frame))
+			break;
+		ips[n++] = frame[1];
+		fp = frame[0];
+	}
+	return n;
+}
+
+static int covered(const struct ref_tracer *t, uint64_t ip)
+{
+	for (size_t i = 0; i < t->nr_maps; i++)
+		if (ip >= t->maps[i].start && ip < t->maps[i].end)
+			return 1;
+	return 0;
+}
+
+void ref_trace_sample(struct ref_tracer *t)
+{
+	struct user_regs_struct regs;
+	uint64_t ips[MAX_FRAMES], now = ref_trace_cpu_ns(t);
+	struct pecs_sample s;
+	int chain = 0;
+
+	/* The periods that passed count as one sample, as perf_swevent_hrtimer() forwards
+	 * an overrun timer. */
+	t->due += t->period * ((now - t->due) / t->period + 1);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs))
+		return;
+	for (size_t i = 0; i < t->nr; i++)
+		chain |= (t->evs[i]->attr.sample_type & PECS_SAMPLE_CALLCHAIN) != 0;
+	source(t, &s);
+	s.misc = PECS_MISC_USER;
+	s.ips = ips;
+	s.nr_ips = chain ? walk(t, &regs, ips, MAX_FRAMES) : (ips[0] = regs.rip, 1);
+	for (uint32_t i = 0; i < s.nr_ips; i++)
+		if (!covered(t, ips[i]) && s.time - t->last_scan >= RESCAN_NS) {
+			tell_maps(t, &s);
+			s.time = mono_ns();
+			break;
+		}
+	for (size_t i = 0; i < t->nr; i++)
+		if (on_cpu(t->evs[i], &s) && ref_attr_is_sampling(&t->evs[i]->attr))
+			ref_event_deliver_locked(t->evs[i], &s);
+}
