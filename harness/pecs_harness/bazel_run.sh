@@ -11,7 +11,8 @@ ws=${BUILD_WORKSPACE_DIRECTORY:-}
 if [ -n "$ws" ] && [ -f "$ws/harness/pecs_harness/bazel_run.sh" ]; then
 	export PYTHONPATH="$ws/harness${PYTHONPATH:+:$PYTHONPATH}"
 else
-	runfiles="${RUNFILES_DIR:-$0.runfiles}"
+	# A test that has the driver as data (examples/consumer:driver_test) has TEST_SRCDIR.
+	runfiles="${RUNFILES_DIR:-${TEST_SRCDIR:-$0.runfiles}}"
 	# pecs's repository is "pecs" in its runfiles whether it is the main workspace or an
 	# external one (an external one also sits under */external/pecs with Bazel 4's
 	# default --legacy_external_runfiles).
