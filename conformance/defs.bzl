@@ -7,7 +7,20 @@ For an adapter library `adapter` it makes:
                        to copy into another system
   <name>_unprivileged  with unprivileged = True: the standalone runner as uid 65534 with
                        no capabilities (needs root to drop privilege; runs unsandboxed)
+
+pecs_plugin_test: a plugin (a shared object exporting pecs_plugin_impl()) under the plugin
+runner, gated by its expectations file.
+
+Both work loaded as @pecs//conformance:defs.bzl from another workspace: every label of
+pecs's own is a Label() here, so it resolves in pecs's repository, not the caller's.
 """
+
+_CASES = Label("//conformance:cases")
+_MAIN_CMOCKA = Label("//conformance:main_cmocka")
+_MAIN_STANDALONE = Label("//conformance:main_standalone")
+_RUN_UNPRIVILEGED = Label("//conformance:run_unprivileged.sh")
+_PLUGIN_RUNNER = Label("//conformance/adapters/plugin:pecs-plugin")
+_RUN_PLUGIN_SUITE = Label("//conformance/adapters/plugin:run_plugin_suite.sh")
 
 def pecs_conformance_suite(
         name,
@@ -19,10 +32,10 @@ def pecs_conformance_suite(
         size = "medium",
         shard_count = None,
         runner_args = []):
-    cases = "//conformance:cases"
+    cases = _CASES
     native.cc_test(
         name = name,
-        deps = ["//conformance:main_cmocka", cases, adapter],
+        deps = [_MAIN_CMOCKA, cases, adapter],
         args = ["--expectations=$(location %s)" % expectations] + runner_args,
         data = [expectations],
         # Tests link shared libraries by default, and then the pecs_cases section of the
@@ -34,7 +47,7 @@ def pecs_conformance_suite(
     )
     native.cc_binary(
         name = "pecs-" + name,
-        deps = ["//conformance:main_standalone", cases, adapter],
+        deps = [_MAIN_STANDALONE, cases, adapter],
         tags = tags,
         # The runners are what people (and the harness) run: public, unlike the tests.
         visibility = ["//visibility:public"],
@@ -42,7 +55,7 @@ def pecs_conformance_suite(
     if static:
         native.cc_binary(
             name = "pecs-%s-static" % name,
-            deps = ["//conformance:main_standalone", cases, adapter],
+            deps = [_MAIN_STANDALONE, cases, adapter],
             linkstatic = True,
             linkopts = ["-static"],
             features = ["fully_static_link"],
@@ -54,7 +67,7 @@ def pecs_conformance_suite(
         runner = ":pecs-%s-static" % name if static else ":pecs-" + name
         native.sh_test(
             name = name + "_unprivileged",
-            srcs = ["//conformance:run_unprivileged.sh"],
+            srcs = [_RUN_UNPRIVILEGED],
             args = [
                 "$(location %s)" % runner,
                 "$(location %s)" % expectations,
@@ -64,3 +77,33 @@ def pecs_conformance_suite(
             tags = tags + ["no-sandbox"],
             size = size,
         )
+
+def pecs_plugin_test(
+        name,
+        plugin,
+        expectations,
+        runner_args = [],
+        tags = [],
+        size = "medium",
+        **kwargs):
+    """The plugin runner on `plugin` (a cc_binary with linkshared = True), each case in its
+    own process, gated by `expectations`: an unlisted failure, an XPASS, a stale line or a
+    gate line (@features, @floor) that does not hold fails the test. The runner's results
+    land in the test's undeclared outputs (results.json).
+
+    Add "no-sandbox" to `tags` when the plugin reaches the host's perf_event_open: inside
+    Bazel's sandbox (a user namespace) root's capabilities do not count for it.
+    """
+    native.sh_test(
+        name = name,
+        srcs = [_RUN_PLUGIN_SUITE],
+        args = [
+            "$(location %s)" % _PLUGIN_RUNNER,
+            "$(location %s)" % plugin,
+            "$(location %s)" % expectations,
+        ] + runner_args,
+        data = [_PLUGIN_RUNNER, plugin, expectations],
+        tags = tags,
+        size = size,
+        **kwargs
+    )

@@ -53,12 +53,16 @@ def _first_existing(paths: list[str]) -> str | None:
 
 
 class Locator:
-    """Where the built runners are: bazel-bin of the checkout unless told otherwise."""
+    """Where the built runners are: bazel-bin of the checkout unless told otherwise, or
+    the root itself when it is pecs's tree in Bazel's runfiles (`bazel run
+    @pecs//harness:driver` from another workspace), which has no bazel-bin."""
 
     def __init__(self, root: str, bin_dir: str | None = None,
                  overrides: dict[str, str] | None = None) -> None:
         self.root = root
         self.bin = bin_dir or os.path.join(root, "bazel-bin")
+        if not bin_dir and not os.path.isdir(self.bin):
+            self.bin = root
         self.overrides = overrides or {}   # runner name -> path
 
     def runner(self, name: str, *candidates: str) -> str:

@@ -201,6 +201,19 @@ def test_plugin_and_pipe_specs_drive_the_right_runners(tmp_path: pathlib.Path) -
     assert "bazel build" in str(e.value)
 
 
+def test_runners_are_found_in_runfiles_without_bazel_bin(tmp_path: pathlib.Path) -> None:
+    """`bazel run @pecs//harness:driver` from another workspace: the root is pecs's tree in
+    the driver's runfiles, where the runners sit without a bazel-bin."""
+    from pecs_harness import impls
+    runner = tmp_path / "conformance" / "pecs-ref"
+    runner.parent.mkdir()
+    runner.write_text("")
+    assert impls.parse("ref", impls.Locator(str(tmp_path))).argv == [str(runner)]
+    (tmp_path / "bazel-bin").mkdir()   # a checkout: its bazel-bin, where nothing is built
+    with pytest.raises(impls.SpecError):
+        impls.parse("ref", impls.Locator(str(tmp_path)))
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
 def test_the_unprivileged_run_drops_privilege(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text = run(capsys, "run", "--out", str(tmp_path / "out"), "--impl", "syscall-unprivileged",
