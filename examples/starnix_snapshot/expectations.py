@@ -84,7 +84,7 @@ RULES = [
      "privileged"),
     ("times", r"Read\.Times\.TaskEventTimesFollowTheTask", r"time_enabled \d+ ns (for|counted)"),
     # Running is wall time while enabled, so an event bound to a CPU its task is not on runs.
-    ("times", r"Read\.Times\.TaskEventOnAnotherCpuNeverRuns", r"bound to CPU 0: never running"),
+    ("times", r"Read\.Times\.TaskEventOnAnotherCpuNeverRuns", r"bound to CPU \d+: never running"),
     ("vfs", r"^Required\.Ioctl\.Vfs\.GenericFileIoctlsAnswered$", r"ENOTTY"),
     ("lost", r"Read\.Buffer\.ShortIsEnospc", None),
     ("pid", r"Open\.PidCpu\.(ExitedPid|NegativePid|ThisThread)|LeaderTaskExited", None),
