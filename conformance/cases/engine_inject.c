@@ -197,6 +197,24 @@ PECS_CASE("Required.Engine.Ring.FullWritableLostCountExact",
 	PECS_CHECK_EQ(t, pecs_ring_next(&r, &rec), 0);
 }
 
+/* Like every fd call of the perf ABI, an injection names an open event or is EBADF:
+ * one into a closed event's fd (the implementation may reuse the number later, not
+ * while the case holds it closed) is refused, one into the open event lands. */
+PECS_CASE("Required.Engine.Inject.ClosedFdEbadf", "engine.inject,mmap", "ENG-INJECT-EBADF")
+{
+	struct pecs_ring r;
+	int fd = open_enabled(t, PECS_SAMPLE_IP | PECS_SAMPLE_TID, 0, 1, &r);
+	struct pecs_attr a;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, inject(t, fd, 1000, 1), "an open event");
+	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
+	int gone = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_close(t, gone));
+	PECS_CHECK_ERR(t, inject(t, gone, 2000, 1), EBADF, "a closed fd");
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 1);
+}
+
 PECS_CASE("Required.Engine.PauseOutput.NothingWrittenThenExactLost",
 	  "engine.inject,ioctl.pause_output,mmap",
 	  "IOC-PAUSE-NO-WRITES,IOC-PAUSE-LOST-ON-RESUME,ENG-PAUSE-EXACT")

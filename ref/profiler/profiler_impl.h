@@ -30,6 +30,11 @@ struct ref_profiler_ops {
 	/* Optional: hand over now what has been taken but not yet written (the session's
 	 * flush calls it before draining). */
 	void (*catch_up)(struct ref_profiler *p);
+	/* Optional: the reads that follow end, once, at what has been taken by now. A drain
+	 * on the sampled thread itself would otherwise chase the samples its own signals
+	 * keep adding, and never return when a period is shorter than a sample's delivery;
+	 * what comes after is the next drain's. */
+	void (*mark_end)(struct ref_profiler *p);
 	void (*reset)(struct ref_profiler *p);
 	void (*destroy)(struct ref_profiler *p);
 };

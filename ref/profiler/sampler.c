@@ -81,6 +81,7 @@ struct sampler {
 	unsigned nr_ips;
 	bool announced;
 
+	uint64_t read_end;    /* mark_end's: UINT64_MAX, or where the reads stop once */
 	/* The consumer's current entry, for reads smaller than an entry. */
 	struct spsc_entry stage_entry;
 	size_t stage_len, stage_pos;
@@ -396,6 +397,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	s->last_time = now_ns();
 	s->announced = false;
 	s->stage_len = s->stage_pos = 0;
+	s->read_end = UINT64_MAX;
 	if (!s->have_buf) {
 		ret = ref_spsc_init(&s->buf,
 				    s->opts.buffer_bytes ? s->opts.buffer_bytes : buffer_bytes);
@@ -465,6 +467,10 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 
 	if (s->stage_pos == s->stage_len) {
 		s->stage_pos = s->stage_len = 0;
+		if (s->read_end != UINT64_MAX && ref_spsc_passed(&s->buf, s->read_end)) {
+			s->read_end = UINT64_MAX;
+			return 0;
+		}
 		if (!ref_spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
 			return 0;
 		/* Entries are built in a RECORD_MAX buffer, so they always fit. */
@@ -488,10 +494,18 @@ static void sampler_catch_up(struct ref_profiler *p)
 	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
 }
 
+static void sampler_mark_end(struct ref_profiler *p)
+{
+	struct sampler *s = p->impl;
+
+	s->read_end = ref_spsc_mark(&s->buf);
+}
+
 static void sampler_reset(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
 
+	s->read_end = UINT64_MAX;
 	if (s->have_buf)
 		ref_spsc_clear(&s->buf);
 	s->stage_len = s->stage_pos = 0;
@@ -513,6 +527,7 @@ static const struct ref_profiler_ops sampler_ops = {
 	.stop = sampler_stop,
 	.read = sampler_read,
 	.catch_up = sampler_catch_up,
+	.mark_end = sampler_mark_end,
 	.reset = sampler_reset,
 	.destroy = sampler_destroy,
 };
@@ -529,6 +544,7 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 		return -ENOMEM;
 	s->opts.size = sizeof(s->opts);
 	s->slot = -1;
+	s->read_end = UINT64_MAX;
 	if (opts) {
 		int err = pecs_opts_load(&s->opts, sizeof(s->opts), opts,
 					 PECS_OPTS_SIZE_TO(ref_sampler_opts, max_frames));

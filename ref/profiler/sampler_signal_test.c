@@ -1,5 +1,6 @@
 /* The live sampler's signals when they come late, stay pending across runs, race a
- * restart, or serve several samplers on one thread. */
+ * restart, serve several samplers on one thread, or keep coming during a flush on the
+ * sampled thread itself. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -300,6 +301,65 @@ static void test_samplers_side_by_side(void **state)
 	atomic_store_explicit(&sp.stop, 1, memory_order_release);
 	pthread_join(t, NULL);
 }
+
+/* A flush on the sampled thread itself, when delivering one sample takes longer than a
+ * period: the thread's own signals keep adding samples while it drains. The drain ends
+ * at what was taken when it began (Linux's reader never waits for the writer either);
+ * if it chased the new ones it would never return. What one flush delivers is bounded
+ * by what the buffer held at its start: past that, the sink refuses, which stops the
+ * decoding and lets the failing flush return to report it. */
+#define SLOW_BUFFER 16384u
+static atomic_int in_slow_flush, slow_delivered, slow_overran;
+
+static int slow_sink(void *ctx, const struct pecs_sample *smp)
+{
+	/* An entry is at least its 16-byte header. */
+	int bound = SLOW_BUFFER / 16;
+
+	if (!atomic_load_explicit(&in_slow_flush, memory_order_relaxed))
+		return sink(ctx, smp);
+	if (atomic_fetch_add_explicit(&slow_delivered, 1, memory_order_relaxed) >= bound) {
+		atomic_store_explicit(&slow_overran, 1, memory_order_relaxed);
+		return -1;
+	}
+	pecs_sampler_test_spin(50000); /* several 10 us periods of this thread's CPU */
+	return sink(ctx, smp);
+}
+
+static void test_flush_on_sampled_thread_ends(void **state)
+{
+	struct ref_sampler_opts so = { .size = sizeof(so), .buffer_bytes = SLOW_BUFFER };
+	struct ref_profiler_session_opts opts = {
+		.size = sizeof(opts), .sink = slow_sink, .lost = lost, .poll_us = 1000000,
+	};
+	struct ref_profiler_enable en = {
+		.size = sizeof(en), .period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
+		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
+	};
+	struct ref_profiler_session *s;
+	struct ref_profiler *p;
+	int delivered;
+
+	(void)state;
+	assert_int_equal(ref_profiler_new_sampler(&p, &so), 0);
+	assert_int_equal(ref_profiler_session_new(&s, p, &opts), 0);
+	nr_kept = 0;
+	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
+	for (int round = 0; round < 3; round++) {
+		pecs_sampler_test_spin(5000000ull);
+		atomic_store_explicit(&slow_delivered, 0, memory_order_relaxed);
+		atomic_store_explicit(&in_slow_flush, 1, memory_order_relaxed);
+		assert_int_equal(ref_profiler_session_flush(s), 0);
+		atomic_store_explicit(&in_slow_flush, 0, memory_order_relaxed);
+		delivered = atomic_load_explicit(&slow_delivered, memory_order_relaxed);
+		print_message("flush %d delivered %d samples\n", round, delivered);
+		assert_false(atomic_load_explicit(&slow_overran, memory_order_relaxed));
+	}
+	assert_int_equal(ref_profiler_session_disable(s, NULL), 0);
+	ref_profiler_session_free(s);
+	assert_true(nr_kept > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_signal_pending_across_restart),
 		cmocka_unit_test(test_rapid_restarts),
 		cmocka_unit_test(test_samplers_side_by_side),
+		cmocka_unit_test(test_flush_on_sampled_thread_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,9 +120,11 @@ static void report_lost_locked(struct ref_profiler_session *s)
 	}
 }
 
-/* Reads everything available now into the decoder. Caller holds the lock. */
+/* Reads everything taken by now into the decoder. Caller holds the lock. */
 static void drain_locked(struct ref_profiler_session *s)
 {
+	if (s->profiler->ops->mark_end)
+		s->profiler->ops->mark_end(s->profiler);
 	for (;;) {
 		uint32_t cpu;
 		uint64_t time;

@@ -84,6 +84,16 @@ int ref_spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t 
 	return 1;
 }
 
+uint64_t ref_spsc_mark(const struct spsc_buffer *b)
+{
+	return atomic_load_explicit(&b->head, memory_order_acquire);
+}
+
+int ref_spsc_passed(const struct spsc_buffer *b, uint64_t mark)
+{
+	return atomic_load_explicit(&b->tail, memory_order_relaxed) >= mark;
+}
+
 void ref_spsc_clear(struct spsc_buffer *b)
 {
 	atomic_store_explicit(&b->head, 0, memory_order_relaxed);

@@ -33,6 +33,10 @@ int ref_spsc_push(struct spsc_buffer *b, const struct spsc_entry *e, const void 
 /* Takes the next entry: its header into *e, its bytes (at most len; the rest is
  * discarded) into buf. 1 when an entry was taken, 0 when empty. Consumer side only. */
 int ref_spsc_pop(struct spsc_buffer *b, struct spsc_entry *e, void *buf, size_t len);
+/* Where the producer has written up to now; ref_spsc_passed() then tells the consumer
+ * it has taken every entry written before that. Consumer side only. */
+uint64_t ref_spsc_mark(const struct spsc_buffer *b);
+int ref_spsc_passed(const struct spsc_buffer *b, uint64_t mark);
 /* Empties the queue. Neither side may be running. */
 void ref_spsc_clear(struct spsc_buffer *b);
 

@@ -94,11 +94,38 @@ static void test_full_refuses(void **state)
 	ref_spsc_destroy(&b);
 }
 
+/* A mark is passed once every entry pushed before it is taken, not before; entries
+ * pushed after it do not move it. */
+static void test_mark_passed(void **state)
+{
+	struct spsc_buffer b;
+	struct spsc_entry e = { 8, 1, 2 }, out;
+	uint8_t bytes[8] = { 1 }, buf[8];
+	uint64_t mark;
+
+	(void)state;
+	assert_int_equal(ref_spsc_init(&b, 256), 0);
+	assert_true(ref_spsc_passed(&b, ref_spsc_mark(&b))); /* empty */
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), 0);
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), 0);
+	mark = ref_spsc_mark(&b);
+	assert_int_equal(ref_spsc_push(&b, &e, bytes), 0);
+	assert_false(ref_spsc_passed(&b, mark));
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_false(ref_spsc_passed(&b, mark));
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_true(ref_spsc_passed(&b, mark));
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 1);
+	assert_int_equal(ref_spsc_pop(&b, &out, buf, sizeof(buf)), 0);
+	ref_spsc_destroy(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_full_refuses),
+		cmocka_unit_test(test_mark_passed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

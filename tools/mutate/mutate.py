@@ -203,6 +203,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = mt.sample(ref_sources(ROOT), args.count, args.seed)
     # Run in a shuffled order, so a run cut short is still spread over the components.
     random.Random(args.seed).shuffle(chosen)
+    if args.shard:
+        # One share of the same sample per scratch tree: shards run side by side, and
+        # their results.jsonl files together are the whole sample.
+        k, n = (int(x) for x in args.shard.split("/"))
+        chosen = chosen[k::n]
     os.makedirs(args.work, exist_ok=True)
     log = os.path.join(args.work, "results.jsonl")
     done: Dict[str, Dict[str, object]] = {}
@@ -320,6 +325,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "(repeatable), e.g. ref/event/event_rb.c:256")
     ap.add_argument("--resume", action="store_true",
                     help="keep the results of mutants already run in --work")
+    ap.add_argument("--shard", default="",
+                    help="run: K/N runs only every Nth mutant of the sample from the Kth "
+                         "(0-based), in its own --work")
     args = ap.parse_args(argv)
     if args.command == "run" and shutil.which("rsync") is None:
         print("mutate: rsync is needed for the scratch copy", file=sys.stderr)

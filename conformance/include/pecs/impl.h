@@ -44,7 +44,8 @@ struct pecs_impl {
 	/* Optional entries: NULL when absent. */
 	int (*host_facts)(void *ctx, struct pecs_host_facts *facts);
 	ssize_t (*write)(void *ctx, int fd, const void *buf, size_t count);
-	/* feature engine.inject: hand one decoded sample to event fd's encoder */
+	/* feature engine.inject: hand one decoded sample to event fd's encoder; -EBADF when
+	 * fd is not an open event */
 	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
 	/* feature profiler.replay: the stream fd's profiler session will serve */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
