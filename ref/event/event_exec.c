@@ -21,31 +21,6 @@
 
 #include "ref/event/event.h"
 
-static int read_comm(pid_t pid, char *comm, size_t len)
-{
-	char path[64], buf[512], *open, *close;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	open = strchr(buf, '(');
-	close = strrchr(buf, ')');
-	if (!open || !close || close < open)
-		return -1;
-	n = (size_t)(close - open - 1);
-	if (n >= len)
-		n = len - 1;
-	memcpy(comm, open + 1, n);
-	comm[n] = 0;
-	return 0;
-}
-
 static int read_exe(pid_t pid, dev_t *dev, ino_t *ino)
 {
 	char path[64];
@@ -67,7 +42,7 @@ void ref_event_exec_arm(struct ref_event *ev)
 	if (!(ev->attr.flags & PECS_ATTR_ENABLE_ON_EXEC) || !(ev->attr.flags & PECS_ATTR_DISABLED) ||
 	    ev->pid <= 0 || ev->same_process || ev->proc_id <= 0)
 		return;
-	if (read_comm(ev->proc_id, m->comm, sizeof(m->comm)))
+	if (ref_host_stat_comm(ev->proc_id, m->comm, sizeof(m->comm)))
 		return;
 	m->has_exe = read_exe(ev->proc_id, &m->dev, &m->ino) == 0;
 	m->armed = 1;
@@ -83,7 +58,7 @@ static int exec_seen(const struct ref_exec_mark *m, pid_t pid)
 
 	if (m->has_exe && read_exe(pid, &dev, &ino) == 0)
 		return dev != m->dev || ino != m->ino;
-	return read_comm(pid, comm, sizeof(comm)) == 0 && strcmp(comm, m->comm) != 0;
+	return ref_host_stat_comm(pid, comm, sizeof(comm)) == 0 && strcmp(comm, m->comm) != 0;
 }
 
 /* Turns ev on once its task executed; a leader's turn decides its members' running. */

@@ -40,33 +40,6 @@ static int read_file(const char *path, char *buf, size_t cap)
 	return 0;
 }
 
-/* Field n (1-based, as proc(5) numbers them) of /proc/<tid>/stat. */
-static int stat_field(pid_t tid, int n, uint64_t *out, char *state)
-{
-	char path[64], buf[1024], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	/* The command name may hold spaces and parentheses: fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p += 2;
-	if (state)
-		*state = *p;
-	for (int i = 3; i < n && p; i++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (!p)
-		return -1;
-	if (out)
-		*out = strtoull(p, NULL, 10);
-	return 0;
-}
-
 static int status_sum(pid_t tid, const char *k1, const char *k2, uint64_t *out)
 {
 	char path[64], buf[4096];
@@ -124,13 +97,14 @@ static int source_sample(struct ref_source *s, uint64_t *v)
 		*v = strtoull(buf, NULL, 10);
 		return 0;
 	case REF_SRC_MINFLT:
-		return stat_field(s->tid, 10, v, NULL);
+		return ref_host_stat_field(0, s->tid, 10, v, NULL);
 	case REF_SRC_MAJFLT:
-		return stat_field(s->tid, 12, v, NULL);
+		return ref_host_stat_field(0, s->tid, 12, v, NULL);
 	case REF_SRC_FLT: {
 		uint64_t mn, mj;
 
-		if (stat_field(s->tid, 10, &mn, NULL) || stat_field(s->tid, 12, &mj, NULL))
+		if (ref_host_stat_field(0, s->tid, 10, &mn, NULL) ||
+		    ref_host_stat_field(0, s->tid, 12, &mj, NULL))
 			return -1;
 		*v = mn + mj;
 		return 0;
@@ -238,7 +212,7 @@ int ref_event_source_on_cpu(pid_t tid, int cpu)
 	if (tid == gettid())
 		return sched_getcpu() == cpu;
 	/* proc(5): field 39 is the CPU the task last ran on. */
-	if (stat_field(tid, 39, &now, NULL) == 0)
+	if (ref_host_stat_field(0, tid, 39, &now, NULL) == 0)
 		return now == (uint64_t)cpu;
 	return 1;
 }

@@ -30,47 +30,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Fields of /proc/PID/task/TID/stat after the comm: [0] is field 3 (state). */
-static int stat_field(const struct ref_tracer *t, int field, long *out)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)t->pid, (int)t->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p++;
-	for (int i = 3; i <= field; i++) {
-		char *end;
-
-		*out = strtol(p, &end, 10);
-		if (end == p && i == field)
-			return -1;
-		p = strchr(p + 1, ' ');
-		if (!p && i < field)
-			return -1;
-	}
-	return 0;
-}
-
 /* The trailer's facts: the task, now, and the cpu it last ran on. */
 static void source(const struct ref_tracer *t, struct pecs_sample *s)
 {
-	long cpu = 0;
+	uint64_t cpu = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->size = sizeof(*s);
 	s->pid = (uint32_t)t->pid;
 	s->tid = (uint32_t)t->tid;
-	if (stat_field(t, 39, &cpu) == 0 && cpu >= 0)
+	if (ref_host_stat_field(t->pid, t->tid, 39, &cpu, NULL) == 0)
 		s->cpu = (uint32_t)cpu;
 	s->time = mono_ns();
 }
@@ -225,13 +194,13 @@ void ref_trace_exec(struct ref_tracer *t)
 void ref_trace_exit(struct ref_tracer *t)
 {
 	struct pecs_sample src;
-	long ppid = 0;
+	uint64_t ppid = 0;
 
 	source(t, &src);
 	/* What was mapped since the last look (all of it, without samples to look for
 	 * it): told late, but before the exit, so a reader still finds it. */
 	tell_maps(t, &src);
-	stat_field(t, 4, &ppid);
+	ref_host_stat_field(t->pid, t->tid, 4, &ppid, NULL);
 	for (size_t i = 0; i < t->nr; i++)
 		if (on_cpu(t->evs[i], &src))
 			ref_event_sb_exit(t->evs[i], &src, (uint32_t)ppid);

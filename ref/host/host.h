@@ -1,5 +1,5 @@
-/* Facts about a task that Linux reads from its own structures at an overflow and the
- * engine has to look up through /proc and the cgroup filesystem. */
+/* Facts about a task that Linux reads from its own structures (at an overflow, at a
+ * read) and the engine has to look up through /proc and the cgroup filesystem. */
 #ifndef REF_HOST_H
 #define REF_HOST_H
 
@@ -33,5 +33,14 @@ int ref_host_cgroup_id(struct ref_host_cache *c, pid_t task, uint64_t *id);
  * for hugetlb mappings and for a mapping wholly backed by PMD-sized transparent huge
  * pages; a partly huge mapping reports its base page size. */
 uint64_t ref_host_page_size(struct ref_host_cache *c, pid_t task, uint64_t addr);
+
+/* Field (1-based, as proc(5) numbers them; 3 and up) of the stat line of task tid:
+ * /proc/<pid>/task/<tid>/stat, or /proc/<tid>/stat when pid is 0. *state, when asked,
+ * gets field 3. 0, or a negative errno (-EINVAL for a line it cannot read). Signed fields
+ * (ppid of a task whose parent is gone, for one) come back as their two's complement. */
+int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *state);
+
+/* The task's comm (what an exec sets), at most len - 1 bytes of it. 0 or -errno. */
+int ref_host_stat_comm(pid_t tid, char *comm, size_t len);
 
 #endif /* REF_HOST_H */

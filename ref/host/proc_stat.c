@@ -1,0 +1,78 @@
+/* A task's proc(5) stat line: the fields the engine counts from, and the comm an exec
+ * changes. One reader, because the comm may hold spaces and parentheses: the fields are
+ * only found after the last ')'. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ref/host/host.h"
+
+static int read_stat(pid_t pid, pid_t tid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *state)
+{
+	char buf[1024], *p;
+	int err = read_stat(pid, tid, buf, sizeof(buf));
+
+	if (err)
+		return err;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	if (state)
+		*state = *p;
+	for (int i = 3; i < field && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || !*p)
+		return -EINVAL;
+	if (out)
+		*out = (uint64_t)strtoll(p, NULL, 10);
+	return 0;
+}
+
+int ref_host_stat_comm(pid_t tid, char *comm, size_t len)
+{
+	char buf[1024], *open, *close;
+	size_t n;
+	int err = read_stat(0, tid, buf, sizeof(buf));
+
+	if (err)
+		return err;
+	open = strchr(buf, '(');
+	close = strrchr(buf, ')');
+	if (!open || !close || close < open || !len)
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n >= len)
+		n = len - 1;
+	memcpy(comm, open + 1, n);
+	comm[n] = 0;
+	return 0;
+}
