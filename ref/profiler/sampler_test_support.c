@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "sampler_test_support.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,13 +20,21 @@ uint64_t loop_lo, loop_hi;
 atomic_int nr_kept; /* written by the sink on the collector thread */
 _Atomic uint64_t lost_total;
 
+/* Two sessions running at once (a second sampler on one thread) each have a collector
+ * thread delivering here. */
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int sink(void *ctx, const struct pecs_sample *s)
 {
-	int i = atomic_load_explicit(&nr_kept, memory_order_relaxed);
+	int i;
 
 	(void)ctx;
-	if (i == MAX)
+	pthread_mutex_lock(&sink_lock);
+	i = atomic_load_explicit(&nr_kept, memory_order_relaxed);
+	if (i == MAX) {
+		pthread_mutex_unlock(&sink_lock);
 		return 0;
+	}
 	kept[i].pid = s->pid;
 	kept[i].tid = s->tid;
 	kept[i].cpu = s->cpu;
@@ -38,6 +47,7 @@ int sink(void *ctx, const struct pecs_sample *s)
 	for (uint64_t k = 0; k < s->nr_ips; k++)
 		kept[i].loop_on_stack |= s->ips[k] >= loop_lo && s->ips[k] < loop_hi;
 	atomic_store_explicit(&nr_kept, i + 1, memory_order_release);
+	pthread_mutex_unlock(&sink_lock);
 	return 0;
 }
 
