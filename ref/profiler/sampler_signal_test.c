@@ -260,7 +260,12 @@ static void disable_and_check(struct ref_profiler_session *s, struct counter *c,
 
 	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
 	ref_profiler_session_free(s);
-	print_message("%s: %d samples\n", what, atomic_load(&c->n));
+	print_message("%s: %d samples, %llu periods at most per signal, %llu skipped, %llu "
+		      "dropped, %llu us per signal\n",
+		      what, atomic_load(&c->n), (unsigned long long)res.profiler.most_periods_per_signal,
+		      (unsigned long long)res.profiler.periods_skipped,
+		      (unsigned long long)res.profiler.dropped_buffer_full,
+		      (unsigned long long)res.profiler.mean_sample_time_us);
 	assert_int_equal(atomic_load(&c->wrong_tid), 0);
 	assert_int_equal(res.profiler.samples_collected, (uint64_t)atomic_load(&c->n));
 	if (atomic_load(&c->n) < 20)
@@ -270,7 +275,22 @@ static void disable_and_check(struct ref_profiler_session *s, struct counter *c,
 /* Several samplers at once, as perf running several events on one program needs: two
  * on this thread (SIGPROF and a real-time signal, so their signals neither merge nor
  * nest the same way) and one on another thread. Each gets its own samples, all of
- * its own thread. */
+ * its own thread.
+ *
+ * Not two signals under ThreadSanitizer: GCC 12's runtime, running deferred handlers
+ * for two different signals on one thread, can leave that thread with every signal
+ * blocked for good (seen here: /proc/thread-self/status SigBlk fffffffe7ffbfeff in 3
+ * of 6 runs of a 10-line program with two senders, none of them blocking anything).
+ * The sampler then gets no signal at all, in this case and every later one on the
+ * thread (0 samples of 5 ms at 10 us). Both samplers use SIGPROF there, which still
+ * has one signal stand for both. */
+#if SIGNALS_DEFERRED
+#define SECOND_SIGNAL 0
+#define SECOND_NAME "SIGPROF (again: TSan) on this thread"
+#else
+#define SECOND_SIGNAL (SIGRTMIN + 1)
+#define SECOND_NAME "SIGRTMIN+1 on this thread"
+#endif
 static void test_samplers_side_by_side(void **state)
 {
 	struct counter a = { 0 }, b = { 0 }, c = { 0 };
@@ -286,7 +306,7 @@ static void test_samplers_side_by_side(void **state)
 	a.tid = b.tid = gettid();
 	c.tid = sp.tid;
 	sa = counting_session(&a, 0);
-	sb = counting_session(&b, SIGRTMIN + 1);
+	sb = counting_session(&b, SECOND_SIGNAL);
 	sc = counting_session(&c, 0);
 	enable_on(sa, a.tid);
 	enable_on(sb, b.tid);
@@ -296,7 +316,7 @@ static void test_samplers_side_by_side(void **state)
 	for (int i = 0; i < 500 && atomic_load(&c.n) < 20; i++)
 		nanosleep(&nap, NULL);
 	disable_and_check(sa, &a, "SIGPROF on this thread");
-	disable_and_check(sb, &b, "SIGRTMIN+1 on this thread");
+	disable_and_check(sb, &b, SECOND_NAME);
 	disable_and_check(sc, &c, "SIGPROF on another thread");
 	atomic_store_explicit(&sp.stop, 1, memory_order_release);
 	pthread_join(t, NULL);
@@ -336,6 +356,7 @@ static void test_flush_on_sampled_thread_ends(void **state)
 		.size = sizeof(en), .period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
+	struct ref_profiler_session_result res = { .size = sizeof(res) };
 	struct ref_profiler_session *s;
 	struct ref_profiler *p;
 	int delivered;
@@ -355,8 +376,15 @@ static void test_flush_on_sampled_thread_ends(void **state)
 		print_message("flush %d delivered %d samples\n", round, delivered);
 		assert_false(atomic_load_explicit(&slow_overran, memory_order_relaxed));
 	}
-	assert_int_equal(ref_profiler_session_disable(s, NULL), 0);
+	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
 	ref_profiler_session_free(s);
+	print_message("%d kept: %llu collected, %llu periods at most per signal, %llu skipped, "
+		      "%llu dropped, %llu lost, stream error %d\n",
+		      nr_kept, (unsigned long long)res.profiler.samples_collected,
+		      (unsigned long long)res.profiler.most_periods_per_signal,
+		      (unsigned long long)res.profiler.periods_skipped,
+		      (unsigned long long)res.profiler.dropped_buffer_full,
+		      (unsigned long long)lost_total, (int)res.error.code);
 	assert_true(nr_kept > 0);
 }
 
