@@ -22,9 +22,10 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import Dict, List, Optional, Sequence
 
-STAT_EVENTS = ("task-clock", "cpu-clock", "page-faults", "context-switches")
+from pecs_harness.clients_report import STAT_EVENTS, label, markdown, print_table
+
 # The largest difference of the implementation's ratio from the kernel's, per event.
 TOLERANCE = {"task-clock": 0.05, "cpu-clock": 0.05, "page-faults": 0.10}
 SPIN_ARGS = ("300", "4096")  # millions of iterations (~0.3-0.5 s of CPU), pages touched
@@ -152,55 +153,6 @@ def compare_stat(kernel: StatRun, runs: Sequence[StatRun]) -> List[Check]:
     return checks
 
 
-def label(impl: str) -> str:
-    return os.path.basename(impl) if "/" in impl else impl
-
-
-def print_table(checks: Sequence[Check], impls: Sequence[str], out: TextIO = sys.stdout) -> None:
-    cols = ["kernel"] + list(impls)
-    head = "%-12s %-18s" % ("client", "check") + "".join("%-36s " % label(c) for c in cols)
-    print(head, file=out)
-    for c in checks:
-        cells = [c.values.get("kernel", "")]
-        cells += ["%s %s" % (c.verdicts.get(i, "").upper(), c.values.get(i, "")) for i in impls]
-        print("%-12s %-18s" % (c.client, c.item) + "".join("%-36s " % x for x in cells),
-              file=out)
-
-
-def markdown(impls: Sequence[str], checks: Sequence[dict]) -> str:
-    """The report's section: each command, with its result on each implementation."""
-    cols = ["kernel"] + list(impls)
-    out = ["## Real clients\n",
-           "Linux's perf, unmodified, on the kernel and on each implementation under the "
-           "interposer (`./pecs clients`; interpose/, harness/pecs_harness/clients.py). "
-           "Each count is also shown over the program's own getrusage() account of the "
-           "same run.\n",
-           "| command | check | " + " | ".join(label(c) for c in cols) + " |",
-           "|---|---|" + "---|" * len(cols)]
-    for c in checks:
-        cells = [c["values"].get("kernel", "")]
-        for i in impls:
-            cells.append("%s %s (%s)" % (c["verdicts"].get(i, "").upper(),
-                                         c["values"].get(i, ""), c["reasons"].get(i, "")))
-        cmd = {"perf stat": "`perf stat -e %s -- spin`" % ",".join(STAT_EVENTS),
-               "perf record": "`perf record -e cpu-clock -g -- spin`, then `perf report "
-                              "--stdio` and `perf script`",
-               "perf test": "`perf test` (the entry found by name in `perf test list`)"}.get(
-                   c["client"], c["client"])
-        out.append("| %s | %s | %s |" % (cmd, c["item"], " | ".join(cells)))
-    return "\n".join(out) + "\n"
-
-
-def report_section(out_dir: str) -> str:
-    """The section from OUT/clients.json when ./pecs clients wrote one, else nothing."""
-    path = os.path.join(out_dir, "clients.json")
-    if not os.path.exists(path):
-        return ""
-    with open(path) as f:
-        data = json.load(f)
-    return "\n" + markdown(data["impls"], data["checks"])
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="pecs_harness.clients", description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True, help="libpecs_interpose.so")
@@ -229,7 +181,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
     checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
     checks += clients_perftest.compare_entries(perf, lib, impls)
-    print_table(checks, impls)
+    print_table([asdict(c) for c in checks], impls)
     for c in checks:
         for i in impls:
             if c.verdicts.get(i) == "fail":
