@@ -191,6 +191,9 @@ void ref_event_sb_comm(struct ref_event *ev, const struct pecs_sample *src, cons
 void ref_event_sb_mmap(struct ref_event *ev, const struct pecs_sample *src,
 		       const struct ref_sb_map *m);
 void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint32_t ppid);
+/* src is the task that made the new one, pid/tid (its ppid and ptid). */
+void ref_event_sb_fork(struct ref_event *ev, const struct pecs_sample *src, uint32_t pid,
+		       uint32_t tid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);
