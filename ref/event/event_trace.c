@@ -122,7 +122,9 @@ static void tracer_put(struct ref_tracer *t)
 	pthread_mutex_unlock(&g_mu);
 	if (last) {
 		free(t->evs);
-		free(t->maps);
+		free(t->maps.v);
+		for (size_t i = 0; i < t->nr_tasks; i++)
+			free(t->tasks[i].maps.v);
 		free(t->tasks);
 		free(t);
 	}
@@ -338,6 +340,7 @@ static void task_gone(struct ref_tracer *t, size_t i, int exited)
 
 	if (exited && t->tasks[i].followed)
 		waitpid(t->tasks[i].tid, &status, __WALL | WNOHANG);
+	free(t->tasks[i].maps.v);
 	t->tasks[i] = t->tasks[--t->nr_tasks];
 }
 

@@ -16,6 +16,13 @@ struct ref_trace_map {
 	uint64_t start, end, pgoff, ino;
 };
 
+/* The mappings told for one process. */
+struct ref_trace_maps {
+	uint64_t last_scan;         /* when /proc/PID/maps was last read */
+	struct ref_trace_map *v;
+	size_t nr, cap;
+};
+
 /* A task the tracer follows: the one the events were opened on, and with inherit the
  * threads and processes it and they make. */
 struct ref_trace_task {
@@ -26,6 +33,7 @@ struct ref_trace_task {
 	int fresh;        /* its first stop is ptrace's attach stop */
 	int drop;         /* made without inherit: let go at its first stop */
 	uint64_t due;     /* the CPU time its next sample is due at */
+	struct ref_trace_maps maps; /* a followed process's, told with its pid */
 };
 
 struct ref_tracer {
@@ -44,15 +52,13 @@ struct ref_tracer {
 	uint64_t period;            /* ns of a task's CPU time between samples */
 	int started;                /* sampling starts at the exec, or at once if enabled */
 	int sampling;               /* an event samples (atomic: set by an opener) */
-	uint64_t last_scan;         /* when /proc/PID/maps was last read */
-	struct ref_trace_map *maps;
-	size_t nr_maps, cap_maps;
+	struct ref_trace_maps maps; /* the first task's process's */
 };
 
 uint64_t ref_trace_cpu_ns(const struct ref_trace_task *k);
 /* At the stops of task k, with the engine lock held (event_trace_sample.c). */
 void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k);
-void ref_trace_exit(struct ref_tracer *t, const struct ref_trace_task *k);
+void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k);
 void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k);
 /* k made the task pid/tid. */
 void ref_trace_fork(struct ref_tracer *t, const struct ref_trace_task *k, pid_t pid, pid_t tid);

@@ -55,33 +55,43 @@ static int on_cpu(const struct ref_event *ev, const struct ref_trace_task *k,
 	       (!k->followed || (ev->attr.flags & PECS_ATTR_INHERIT));
 }
 
-/* The mappings are told for the process the events were opened on: a process made
- * from it starts with the same ones (perf's tools copy them at its FORK). */
 static int own_process(const struct ref_tracer *t, const struct ref_trace_task *k)
 {
 	return k->pid == t->pid;
 }
 
-static int known(const struct ref_tracer *t, const struct ref_trace_map *m)
+/* The mappings told for k's process: the first task's, else its leader's while the
+ * tracer follows it, else its own. */
+static struct ref_trace_maps *maps_of(struct ref_tracer *t, struct ref_trace_task *k)
 {
-	for (size_t i = 0; i < t->nr_maps; i++)
-		if (!memcmp(&t->maps[i], m, sizeof(*m)))
+	if (own_process(t, k))
+		return &t->maps;
+	for (size_t i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i].tid == k->pid)
+			return &t->tasks[i].maps;
+	return &k->maps;
+}
+
+static int known(const struct ref_trace_maps *ms, const struct ref_trace_map *m)
+{
+	for (size_t i = 0; i < ms->nr; i++)
+		if (!memcmp(&ms->v[i], m, sizeof(*m)))
 			return 1;
 	return 0;
 }
 
-static int remember(struct ref_tracer *t, const struct ref_trace_map *m)
+static int remember(struct ref_trace_maps *ms, const struct ref_trace_map *m)
 {
-	if (t->nr_maps == t->cap_maps) {
-		size_t cap = t->cap_maps ? 2 * t->cap_maps : 32;
-		struct ref_trace_map *n = realloc(t->maps, cap * sizeof(*n));
+	if (ms->nr == ms->cap) {
+		size_t cap = ms->cap ? 2 * ms->cap : 32;
+		struct ref_trace_map *n = realloc(ms->v, cap * sizeof(*n));
 
 		if (!n)
 			return -1;
-		t->maps = n;
-		t->cap_maps = cap;
+		ms->v = n;
+		ms->cap = cap;
 	}
-	t->maps[t->nr_maps++] = *m;
+	ms->v[ms->nr++] = *m;
 	return 0;
 }
 
@@ -135,16 +145,17 @@ static uint64_t ino_generation(const char *path)
 }
 
 /* Tells the events each executable mapping they have not been told of yet. */
-static void tell_maps(struct ref_tracer *t, const struct ref_trace_task *k,
+static void tell_maps(struct ref_tracer *t, struct ref_trace_task *k,
 		      const struct pecs_sample *src)
 {
 	static struct ref_sb_map m; /* PATH_MAX name: off the stack; one tracer at a time */
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	char path[64], line[4200];
+	struct ref_trace_maps *ms = maps_of(t, k);
 	FILE *f;
 
-	t->last_scan = mono_ns();
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
+	ms->last_scan = mono_ns();
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)k->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -156,7 +167,7 @@ static void tell_maps(struct ref_tracer *t, const struct ref_trace_task *k,
 		if (parse_map(line, &m) || !strcmp(m.name, "[vsyscall]"))
 			continue;
 		seen = (struct ref_trace_map){m.start, m.end, m.pgoff, m.ino};
-		if (known(t, &seen) || remember(t, &seen))
+		if (known(ms, &seen) || remember(ms, &seen))
 			continue;
 		m.ino_generation = ino_generation(m.name);
 		for (size_t i = 0; i < t->nr; i++)
@@ -194,19 +205,18 @@ void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k)
 		for (size_t i = 0; i < t->nr; i++)
 			ref_event_exec_check(t->evs[i]);
 		t->started = 1;
-		t->nr_maps = 0;
 	}
+	maps_of(t, k)->nr = 0;
 	source(k, &src);
 	k->due = ref_trace_cpu_ns(k) + t->period;
 	if (!comm_of(k, comm, sizeof(comm)))
 		for (size_t i = 0; i < t->nr; i++)
 			if (on_cpu(t->evs[i], k, &src))
 				ref_event_sb_comm(t->evs[i], &src, comm, 1);
-	if (own_process(t, k))
-		tell_maps(t, k, &src);
+	tell_maps(t, k, &src);
 }
 
-void ref_trace_exit(struct ref_tracer *t, const struct ref_trace_task *k)
+void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k)
 {
 	struct pecs_sample src;
 	uint64_t ppid = 0;
@@ -214,8 +224,7 @@ void ref_trace_exit(struct ref_tracer *t, const struct ref_trace_task *k)
 	source(k, &src);
 	/* What was mapped since the last look (all of it, without samples to look for
 	 * it): told late, but before the exit, so a reader still finds it. */
-	if (own_process(t, k))
-		tell_maps(t, k, &src);
+	tell_maps(t, k, &src);
 	ref_host_stat_field(k->pid, k->tid, 4, &ppid, NULL);
 	for (size_t i = 0; i < t->nr; i++)
 		if (on_cpu(t->evs[i], k, &src))
@@ -254,10 +263,10 @@ static uint32_t walk(const struct ref_trace_task *k, const struct user_regs_stru
 	return n;
 }
 
-static int covered(const struct ref_tracer *t, uint64_t ip)
+static int covered(const struct ref_trace_maps *ms, uint64_t ip)
 {
-	for (size_t i = 0; i < t->nr_maps; i++)
-		if (ip >= t->maps[i].start && ip < t->maps[i].end)
+	for (size_t i = 0; i < ms->nr; i++)
+		if (ip >= ms->v[i].start && ip < ms->v[i].end)
 			return 1;
 	return 0;
 }
@@ -266,6 +275,7 @@ void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k)
 {
 	struct user_regs_struct regs;
 	uint64_t ips[MAX_FRAMES], now = ref_trace_cpu_ns(k);
+	struct ref_trace_maps *ms;
 	struct pecs_sample s;
 	int chain = 0;
 
@@ -280,8 +290,9 @@ void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k)
 	s.misc = PECS_MISC_USER;
 	s.ips = ips;
 	s.nr_ips = chain ? walk(k, &regs, ips, MAX_FRAMES) : (ips[0] = regs.rip, 1);
-	for (uint32_t i = 0; i < s.nr_ips && own_process(t, k); i++)
-		if (!covered(t, ips[i]) && s.time - t->last_scan >= RESCAN_NS) {
+	ms = maps_of(t, k);
+	for (uint32_t i = 0; i < s.nr_ips; i++)
+		if (!covered(ms, ips[i]) && s.time - ms->last_scan >= RESCAN_NS) {
 			tell_maps(t, k, &s);
 			s.time = mono_ns();
 			break;
