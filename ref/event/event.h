@@ -22,6 +22,8 @@ struct ref_source {
 	clockid_t clock;
 	pid_t tid;      /* as /proc names it, for the /proc sources */
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
+	int children;   /* inherit on another process: add its waited-for children's */
+	uint64_t child_base; /* their counts at the open, which are not the event's */
 };
 
 /* A ring buffer, shared by every mapping of it and every event redirected into it. */
