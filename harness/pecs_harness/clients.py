@@ -6,8 +6,9 @@ under it by the interposer (interpose/, libpecs_interpose.so), side by side.
 Each implementation runs the same commands as the kernel: `perf record` and `perf
 report` (clients_record.py), selected `perf test` entries (clients_perftest.py), and
 `perf stat -e
-task-clock,cpu-clock,page-faults,context-switches -- spin`. spin (interpose/clients/
-spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
+task-clock,cpu-clock,page-faults,context-switches -- spin`, and the same of `sh -c 'spin;
+spin'`, whose counts are those of the processes the shell forks (inherit). spin
+(interpose/clients/spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
 a ratio within one run (perf's count over the program's own account), and the kernel's
 ratio is compared with the implementation's: the verdicts do not depend on how busy the
 machine is, only on whether each side counted what the program did. Clocks must agree
@@ -24,11 +25,16 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from pecs_harness.clients_report import STAT_EVENTS, label, markdown, print_table
+from pecs_harness.clients_report import (SHELL_CLIENT, STAT_EVENTS, label, markdown,
+                                         print_table)
 
 # The largest difference of the implementation's ratio from the kernel's, per event.
 TOLERANCE = {"task-clock": 0.05, "cpu-clock": 0.05, "page-faults": 0.10}
 SPIN_ARGS = ("300", "4096")  # millions of iterations (~0.3-0.5 s of CPU), pages touched
+# The forking variant: a shell that runs spin twice, so the counts are those of the
+# processes the traced one forks (inherit). Each as long as the single run: ref reads a
+# child's CPU time to a clock tick, and over ~0.7 s a tick (10 ms) stays under 2%.
+SHELL_SPIN_ARGS = SPIN_ARGS
 
 
 @dataclass
@@ -78,16 +84,27 @@ def parse_stat_csv(text: str) -> Dict[str, Optional[float]]:
 
 
 def parse_spin(text: str) -> Dict[str, int]:
+    """The sum of what each spin run printed: 'spin: cpu_ns=N faults=N'."""
+    total: Dict[str, int] = {}
     for line in text.splitlines():
         if line.startswith("spin: "):
-            return {k: int(v) for k, v in (w.split("=") for w in line[6:].split())}
-    return {}
+            for k, v in (w.split("=") for w in line[6:].split()):
+                total[k] = total.get(k, 0) + int(v)
+    return total
 
 
-def run_perf_stat(perf: str, impl: str, lib: str, spin: str, work: str) -> StatRun:
-    out = os.path.join(work, "stat-%s.csv" % impl.replace("/", "_"))
-    cmd = [perf, "stat", "-x,", "-o", out, "-e", ",".join(STAT_EVENTS), "--", spin]
-    cmd += list(SPIN_ARGS)
+def stat_workload(spin: str, shell: bool) -> List[str]:
+    if not shell:
+        return [spin] + list(SPIN_ARGS)
+    one = " ".join([spin] + list(SHELL_SPIN_ARGS))
+    return ["sh", "-c", "%s; %s" % (one, one)]
+
+
+def run_perf_stat(perf: str, impl: str, lib: str, spin: str, work: str,
+                  shell: bool = False) -> StatRun:
+    out = os.path.join(work, "stat-%s%s.csv" % (impl.replace("/", "_"), "-sh" if shell else ""))
+    cmd = [perf, "stat", "-x,", "-o", out, "-e", ",".join(STAT_EVENTS), "--"]
+    cmd += stat_workload(spin, shell)
     run = StatRun(impl=impl)
     try:
         p = subprocess.run(cmd, env=impl_env(impl, lib), capture_output=True, text=True,
@@ -125,10 +142,11 @@ def show(run: StatRun, event: str) -> str:
     return text + (" (%.3fx own)" % r if r is not None else "")
 
 
-def compare_stat(kernel: StatRun, runs: Sequence[StatRun]) -> List[Check]:
+def compare_stat(kernel: StatRun, runs: Sequence[StatRun],
+                 client: str = "perf stat") -> List[Check]:
     checks = []
     for event in STAT_EVENTS:
-        c = Check("perf stat", event, {"kernel": show(kernel, event)}, {}, {})
+        c = Check(client, event, {"kernel": show(kernel, event)}, {}, {})
         kr = ratio(kernel, event)
         for run in runs:
             c.values[run.impl] = show(run, event)
@@ -177,16 +195,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as work:
         kernel = run_perf_stat(perf, "kernel", lib, spin, work)
         runs = [run_perf_stat(perf, i, lib, spin, work) for i in impls]
+        ksh = run_perf_stat(perf, "kernel", lib, spin, work, shell=True)
+        shs = [run_perf_stat(perf, i, lib, spin, work, shell=True) for i in impls]
         krec = rec.run_perf_record(perf, "kernel", lib, spin, work)
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
-    checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
+    checks = compare_stat(kernel, runs) + compare_stat(ksh, shs, SHELL_CLIENT)
+    checks += rec.compare_record(krec, recs)
     checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table([asdict(c) for c in checks], impls)
     for c in checks:
         for i in impls:
             if c.verdicts.get(i) == "fail":
                 print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
-    for name, err in [(r.impl, r.error) for r in [kernel] + runs] + \
+    for name, err in [(r.impl, r.error) for r in [kernel] + runs + [ksh] + shs] + \
             [(r.impl, r.error) for r in [krec] + recs]:
         if err:
             print("%s: %s" % (label(name), err))

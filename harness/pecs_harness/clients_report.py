@@ -9,10 +9,13 @@ import textwrap
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 STAT_EVENTS = ("task-clock", "cpu-clock", "page-faults", "context-switches")
+SHELL_CLIENT = "perf stat (sh -c)"
 
 # The command each client ran: pieces of text, each a command line (True) or prose.
 COMMANDS = {
     "perf stat": [("perf stat -e %s -- spin" % ",".join(STAT_EVENTS), True)],
+    SHELL_CLIENT: [("perf stat -e %s -- sh -c 'spin; spin'" % ",".join(STAT_EVENTS), True),
+                   (" (the counts of the processes the shell forks: inherit)", False)],
     "perf record": [("perf record -e cpu-clock -g -- spin", True), (", then ", False),
                     ("perf report --stdio", True), (" and ", False), ("perf script", True)],
     "perf test": [("perf test", True), (" (the entry found by name in ", False),

@@ -63,3 +63,13 @@ def test_markdown_names_each_command() -> None:
     md = cr.markdown(["ref"], CHECKS)
     assert "| `perf test` (the entry found by name in `perf test list`) | Event times | Ok |" \
         " FAIL FAILED! () |" in md
+
+
+def test_the_shell_workload_sums_each_spin_run() -> None:
+    from pecs_harness import clients
+
+    out = "spin: cpu_ns=100 faults=7\nsomething else\nspin: cpu_ns=50 faults=3\n"
+    assert clients.parse_spin(out) == {"cpu_ns": 150, "faults": 10}
+    cmd = clients.stat_workload("/x/spin", shell=True)
+    assert cmd[:2] == ["sh", "-c"] and cmd[2].count("/x/spin") == 2
+    assert clients.stat_workload("/x/spin", shell=False)[0] == "/x/spin"
