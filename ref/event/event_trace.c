@@ -158,7 +158,8 @@ static void detach(const struct ref_trace_task *k)
 
 static int due(const struct ref_tracer *t, const struct ref_trace_task *k)
 {
-	return t->started && !k->drop && __atomic_load_n(&t->sampling, __ATOMIC_RELAXED) &&
+	return t->started && !k->drop && !k->vforking &&
+	       __atomic_load_n(&t->sampling, __ATOMIC_RELAXED) &&
 	       ref_trace_cpu_ns(k) >= k->due;
 }
 
@@ -255,6 +256,15 @@ static int on_stop(struct ref_tracer *t, size_t i, int status)
 	if (is_new_task(event)) {
 		if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) && msg)
 			on_new_task(t, i, (pid_t)msg); /* t->tasks may move */
+		/* Until the vforked task executes or exits, the maker sleeps where an
+		 * interrupt does not reach it: a wait for its stop would wait for a task
+		 * that may be held at its own attach stop by this very thread. */
+		t->tasks[i].vforking = event == PTRACE_EVENT_VFORK;
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return 0;
+	}
+	if (event == PTRACE_EVENT_VFORK_DONE) {
+		k->vforking = 0;
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;
 	}
@@ -371,8 +381,12 @@ static void trace_loop(struct ref_tracer *t)
 		int busy = 0;
 
 		if (!still_wanted(t)) {
-			for (size_t i = 0; i < t->nr_tasks; i++)
-				detach(&t->tasks[i]);
+			/* The tasks held at their attach stop first: a vfork's maker waits
+			 * for its task, and so would its detach. */
+			for (int fresh = 1; fresh >= 0; fresh--)
+				for (size_t i = 0; i < t->nr_tasks; i++)
+					if (t->tasks[i].fresh == fresh)
+						detach(&t->tasks[i]);
 			return;
 		}
 		for (size_t i = 0; i < t->nr_tasks;) {
@@ -395,7 +409,7 @@ static void *tracer_main(void *arg)
 	t->seize_err = ptrace(PTRACE_SEIZE, t->tid, 0,
 			      (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
 					     PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-					     PTRACE_O_TRACEVFORK))
+					     PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE))
 			       ? errno
 			       : 0;
 	if (!t->seize_err)

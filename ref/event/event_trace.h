@@ -32,6 +32,7 @@ struct ref_trace_task {
 	int followed;     /* made by a traced task: only inherited events see it */
 	int fresh;        /* its first stop is ptrace's attach stop */
 	int drop;         /* made without inherit: let go at its first stop */
+	int vforking;     /* waits for the task it vforked, which no stop interrupts */
 	uint64_t due;     /* the CPU time its next sample is due at */
 	struct ref_trace_maps maps; /* a followed process's, told with its pid */
 };
