@@ -41,7 +41,7 @@ struct kid {
 
 /* One run's records, in ring order, each cut to REC_BYTES. */
 struct run {
-	pid_t kid, thread, child;
+	pid_t kid, thread, child, vforked;
 	int nr;
 	struct {
 		struct pecs_record_header h;
@@ -58,7 +58,8 @@ static void *burner(void *arg)
 
 /* The child: bound to cpu, says it is ready, then per command byte: 't' starts a thread
  * that burns BURN_NS and joins it, answering with its tid; 'f' forks a process that
- * burns BURN_NS, waits for it and answers with its pid. Anything else exits. */
+ * burns BURN_NS, waits for it and answers with its pid; 'v' burns BURN_NS itself, then
+ * vforks a process that exits at once, and answers with its pid. Anything else exits. */
 static void kid_main(int cpu, int cmd, int ack)
 {
 	cpu_set_t one;
@@ -88,6 +89,16 @@ static void kid_main(int cpu, int cmd, int ack)
 				pecs_burn_cpu(BURN_NS);
 				_exit(0);
 			}
+			if (id < 0 || waitpid(id, &status, 0) != id)
+				_exit(3);
+		} else if (c == 'v') {
+			int status;
+
+			/* Busy up to the vfork: a sampler's period passes right before it. */
+			pecs_burn_cpu(BURN_NS);
+			id = vfork();
+			if (id == 0)
+				_exit(0);
 			if (id < 0 || waitpid(id, &status, 0) != id)
 				_exit(3);
 		} else {
@@ -148,10 +159,11 @@ static pid_t kid_do(struct pecs_t *t, struct kid *k, char c)
 	return id;
 }
 
-/* Opens the event on the child (inherit or not), has it make a thread and a process,
- * lets it exit, waits until it is a zombie (left unreaped, WNOWAIT) and copies out the
- * ring's records. */
-static void record_child(struct pecs_t *t, int inherit, struct run *out)
+/* Opens the event on the child (inherit or not), has it make a thread and a process (or
+ * what cmds says), lets it exit, waits until it is a zombie (left unreaped, WNOWAIT) and
+ * copies out the ring's records. */
+static void record_child_cmds(struct pecs_t *t, int inherit, const char *cmds,
+			      struct run *out)
 {
 	static struct pecs_ring r;
 	const struct pecs_record_header *rec;
@@ -173,8 +185,11 @@ static void record_child(struct pecs_t *t, int inherit, struct run *out)
 		      (int)k->pid, cpu);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 64, PROT_READ | PROT_WRITE, &r));
 	out->kid = k->pid;
-	out->thread = kid_do(t, k, 't');
-	out->child = kid_do(t, k, 'f');
+	for (const char *c = cmds; *c; c++) {
+		pid_t id = kid_do(t, k, *c);
+
+		*(*c == 't' ? &out->thread : *c == 'f' ? &out->child : &out->vforked) = id;
+	}
 	close(k->cmd);
 	k->cmd = -1;
 	/* Only an exit ends the wait: a ptrace stop of a tracer in this process (ref's, see
@@ -204,6 +219,11 @@ static void record_child(struct pecs_t *t, int inherit, struct run *out)
 	PECS_CHECK_OK(t, ret, "the ring's records");
 	/* The records asked for are a handful among the samples of 64 pages: none lost. */
 	PECS_CHECK(t, lost == 0, "%llu records lost", (unsigned long long)lost);
+}
+
+static void record_child(struct pecs_t *t, int inherit, struct run *out)
+{
+	record_child_cmds(t, inherit, "tf", out);
 }
 
 static uint32_t u32_at(const void *rec, size_t off)
@@ -304,6 +324,30 @@ PECS_CASE("Required.Record.PidTask.InheritWritesForkAndExitOfANewProcess",
 		   (const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.child,
 		   run.child);
 	check_order(t, &run, fork, exit, "the process");
+}
+
+/* A vfork's maker sleeps until its task exits or executes, where no ptrace interrupt
+ * reaches it: an implementation that samples from outside must not wait for the maker's
+ * stop while it holds the new task. The maker burns CPU time up to the vfork, so a
+ * sample is due as it sleeps; the FORK and EXIT of the vforked process are as a fork's. */
+PECS_CASE("Required.Record.PidTask.InheritFollowsAVforkedProcess", "mmap,sampling,pid.other",
+	  "RECORD-PID-INHERIT-VFORK")
+{
+	static struct run run;
+	int fork, exit;
+
+	record_child_cmds(t, 1, "vv", &run);
+	fork = task_record(&run, PECS_RECORD_FORK, run.vforked);
+	exit = task_record(&run, PECS_RECORD_EXIT, run.vforked);
+	PECS_CHECK(t, fork >= 0 && exit >= 0, "FORK record %d, EXIT record %d of the vforked "
+		   "process %d among %d records", fork, exit, (int)run.vforked, run.nr);
+	check_task(t, &run, fork, "the vforked process's FORK",
+		   (const uint32_t[4]){run.vforked, run.kid, run.vforked, run.kid}, run.kid,
+		   run.kid);
+	check_task(t, &run, exit, "the vforked process's EXIT",
+		   (const uint32_t[4]){run.vforked, run.kid, run.vforked, run.kid}, run.vforked,
+		   run.vforked);
+	check_order(t, &run, fork, exit, "the vforked process");
 }
 
 /* The samples of the inherited events: some from the thread (the process's pid, the
