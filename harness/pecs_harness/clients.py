@@ -25,8 +25,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from pecs_harness.clients_report import (SHELL_CLIENT, STAT_EVENTS, label, markdown,
-                                         print_table)
+from pecs_harness.clients_report import (SHELL_CLIENT, SHELL_RECORD_CLIENT, STAT_EVENTS,
+                                         label, markdown, print_table)
 
 # The largest difference of the implementation's ratio from the kernel's, per event.
 TOLERANCE = {"task-clock": 0.05, "cpu-clock": 0.05, "page-faults": 0.10}
@@ -199,8 +199,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shs = [run_perf_stat(perf, i, lib, spin, work, shell=True) for i in impls]
         krec = rec.run_perf_record(perf, "kernel", lib, spin, work)
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
+        krsh = rec.run_perf_record(perf, "kernel", lib, spin, work, shell=True)
+        rshs = [rec.run_perf_record(perf, i, lib, spin, work, shell=True) for i in impls]
     checks = compare_stat(kernel, runs) + compare_stat(ksh, shs, SHELL_CLIENT)
     checks += rec.compare_record(krec, recs)
+    checks += rec.compare_record(krsh, rshs, SHELL_RECORD_CLIENT)
     checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table([asdict(c) for c in checks], impls)
     for c in checks:
@@ -208,7 +211,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if c.verdicts.get(i) == "fail":
                 print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
     for name, err in [(r.impl, r.error) for r in [kernel] + runs + [ksh] + shs] + \
-            [(r.impl, r.error) for r in [krec] + recs]:
+            [(r.impl, r.error) for r in [krec] + recs + [krsh] + rshs]:
         if err:
             print("%s: %s" % (label(name), err))
     if args.json:

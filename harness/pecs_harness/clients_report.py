@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 STAT_EVENTS = ("task-clock", "cpu-clock", "page-faults", "context-switches")
 SHELL_CLIENT = "perf stat (sh -c)"
+SHELL_RECORD_CLIENT = "perf record (sh -c)"
 
 # The command each client ran: pieces of text, each a command line (True) or prose.
 COMMANDS = {
@@ -18,6 +19,10 @@ COMMANDS = {
                    (" (the counts of the processes the shell forks: inherit)", False)],
     "perf record": [("perf record -e cpu-clock -g -- spin", True), (", then ", False),
                     ("perf report --stdio", True), (" and ", False), ("perf script", True)],
+    SHELL_RECORD_CLIENT: [("perf record -e cpu-clock -g -- sh -c 'spin; spin'", True),
+                          (", then ", False), ("perf report --stdio", True), (" and ", False),
+                          ("perf script", True),
+                          (" (the samples of the processes the shell forks: inherit)", False)],
     "perf test": [("perf test", True), (" (the entry found by name in ", False),
                   ("perf test list", True), (")", False)],
 }
