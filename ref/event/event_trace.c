@@ -2,7 +2,9 @@
  * ptrace (PTRACE_SEIZE, then PTRACE_INTERRUPT each time the task's CPU clock passes a
  * period), reads its registers and walks its frame pointers in its memory, and writes
  * the samples and the side-band records (COMM at the exec, MMAP2 for its executable
- * mappings, EXIT) to the events on it.
+ * mappings, EXIT) to the events on it. The tasks it makes are attached as they are made
+ * (PTRACE_O_TRACECLONE, TRACEFORK, TRACEVFORK): each gets its FORK record and, when an
+ * event inherits, is followed the same way, its records going to the inherit events.
  *
  * Why ptrace from a thread of this process: the events' rings live here, the task is
  * normally this process's child (perf record forks it), so no ptrace policy stands in
