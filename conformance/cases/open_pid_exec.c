@@ -62,8 +62,9 @@ static void touch_pages(void)
 }
 
 /* The child: says it is ready, then per command byte: 'b' burns BURN_NS, 't' burns it
- * in a new thread and joins it, 'p' touches PAGES fresh pages, 'e' executes EXEC_PATH
- * (127 if it cannot); each answers when done. Anything else, or EOF, exits. */
+ * in a new thread and joins it, 'p' touches PAGES fresh pages, 'f' forks a process that
+ * burns BURN_NS and touches PAGES pages and waits for it, 'e' executes EXEC_PATH (127 if
+ * it cannot); each answers when done. Anything else, or EOF, exits. */
 static void kid_main(int cmd, int ack)
 {
 	char c = 0;
@@ -90,6 +91,17 @@ static void kid_main(int cmd, int ack)
 				nanosleep(&(struct timespec){0, 200000}, NULL);
 		} else if (c == 'p') {
 			touch_pages();
+		} else if (c == 'f') {
+			int status;
+			pid_t p = fork();
+
+			if (p == 0) {
+				pecs_burn_cpu(BURN_NS);
+				touch_pages();
+				_exit(0);
+			}
+			if (p < 0 || waitpid(p, &status, 0) != p)
+				_exit(2);
 		} else if (c == 'e') {
 			execl(EXEC_PATH, EXEC_PATH, (char *)NULL);
 			_exit(127);
@@ -293,4 +305,37 @@ PECS_CASE("Required.Read.PidTask.InheritCountsTheTasksNewThreads", "pid.other",
 		   "ns) after a new thread burned %llu ns", (unsigned long long)with[0],
 		   (unsigned long long)without[0], (unsigned long long)BURN_NS);
 	PECS_CHECK(t, without[0] > 0, "without inherit: the task's own time is counted");
+}
+
+/* inherit follows the processes the task forks too: their counts join the event's when
+ * they exit. The child forks a process that burns BURN_NS and touches PAGES pages, and
+ * waits for it. */
+PECS_CASE("Required.Read.PidTask.InheritCountsTheTasksChildProcesses", "pid.other",
+	  "READ-PID-INHERIT-PROCESSES")
+{
+	struct kid *k = kid_start(t);
+	uint64_t with[2], without[2], fwith[2], fwithout[2];
+	int a = open_on(t, k, PECS_SW_TASK_CLOCK, PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
+	int b = open_on(t, k, PECS_SW_TASK_CLOCK, 0, PECS_ATTR_DISABLED);
+	int fa = open_on(t, k, PECS_SW_PAGE_FAULTS, PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
+	int fb = open_on(t, k, PECS_SW_PAGE_FAULTS, 0, PECS_ATTR_DISABLED);
+
+	PECS_CHECK_OK(t, a, "an inherit task clock on the child %d", (int)k->pid);
+	PECS_CHECK_OK(t, b, "a task clock without inherit on the child %d", (int)k->pid);
+	PECS_CHECK_OK(t, fa, "inherit page faults on the child %d", (int)k->pid);
+	PECS_CHECK_OK(t, fb, "page faults without inherit on the child %d", (int)k->pid);
+	kid_do(t, k, 'f');
+	read2(t, a, with);
+	read2(t, b, without);
+	read2(t, fa, fwith);
+	read2(t, fb, fwithout);
+	/* As for a thread: a quarter of the burn, what a task clock shows of it under
+	 * ptrace at worst; the fork and the wait are in both and unbounded. */
+	PECS_CHECK(t, with[0] >= without[0] + BURN_NS / 4, "inherit: %llu ns (without: %llu "
+		   "ns) after a forked process burned %llu ns", (unsigned long long)with[0],
+		   (unsigned long long)without[0], (unsigned long long)BURN_NS);
+	/* Each fresh page faults once in the process that touched it. */
+	PECS_CHECK(t, fwith[0] >= fwithout[0] + PAGES, "inherit: %llu page faults (without: "
+		   "%llu) after a forked process touched %d pages", (unsigned long long)fwith[0],
+		   (unsigned long long)fwithout[0], PAGES);
 }

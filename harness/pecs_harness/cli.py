@@ -8,7 +8,7 @@ import sys
 
 from . import behaviours as behaviours_mod
 from . import expectations as expect_mod
-from . import clients, execute, impls, junit, model, report_html, report_md
+from . import clients_report, execute, impls, junit, model, report_html, report_md
 from . import version as version_mod
 from . import results as results_mod
 
@@ -438,9 +438,9 @@ def write_reports(summary: model.Summary, out: str) -> None:
         f.write("\n")
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(report_md.render(summary))
-        f.write(clients.report_section(out))  # ./pecs clients' results, when there
+        f.write(clients_report.report_section(out))  # ./pecs clients' results, when there
     with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
-        f.write(report_html.render(summary))
+        f.write(report_html.render(summary, clients_report.load(out)))
     junit.write(summary, os.path.join(out, "junit.xml"))
 
 

@@ -6,8 +6,9 @@ under it by the interposer (interpose/, libpecs_interpose.so), side by side.
 Each implementation runs the same commands as the kernel: `perf record` and `perf
 report` (clients_record.py), selected `perf test` entries (clients_perftest.py), and
 `perf stat -e
-task-clock,cpu-clock,page-faults,context-switches -- spin`. spin (interpose/clients/
-spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
+task-clock,cpu-clock,page-faults,context-switches -- spin`, and the same of `sh -c 'spin;
+spin'`, whose counts are those of the processes the shell forks (inherit). spin
+(interpose/clients/spin.c) prints its own CPU time and page faults from getrusage(), so every comparison is
 a ratio within one run (perf's count over the program's own account), and the kernel's
 ratio is compared with the implementation's: the verdicts do not depend on how busy the
 machine is, only on whether each side counted what the program did. Clocks must agree
@@ -22,12 +23,18 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import Dict, List, Optional, Sequence
 
-STAT_EVENTS = ("task-clock", "cpu-clock", "page-faults", "context-switches")
+from pecs_harness.clients_report import (SHELL_CLIENT, SHELL_RECORD_CLIENT, STAT_EVENTS,
+                                         label, markdown, print_table)
+
 # The largest difference of the implementation's ratio from the kernel's, per event.
 TOLERANCE = {"task-clock": 0.05, "cpu-clock": 0.05, "page-faults": 0.10}
 SPIN_ARGS = ("300", "4096")  # millions of iterations (~0.3-0.5 s of CPU), pages touched
+# The forking variant: a shell that runs spin twice, so the counts are those of the
+# processes the traced one forks (inherit). Each as long as the single run: ref reads a
+# child's CPU time to a clock tick, and over ~0.7 s a tick (10 ms) stays under 2%.
+SHELL_SPIN_ARGS = SPIN_ARGS
 
 
 @dataclass
@@ -77,16 +84,27 @@ def parse_stat_csv(text: str) -> Dict[str, Optional[float]]:
 
 
 def parse_spin(text: str) -> Dict[str, int]:
+    """The sum of what each spin run printed: 'spin: cpu_ns=N faults=N'."""
+    total: Dict[str, int] = {}
     for line in text.splitlines():
         if line.startswith("spin: "):
-            return {k: int(v) for k, v in (w.split("=") for w in line[6:].split())}
-    return {}
+            for k, v in (w.split("=") for w in line[6:].split()):
+                total[k] = total.get(k, 0) + int(v)
+    return total
 
 
-def run_perf_stat(perf: str, impl: str, lib: str, spin: str, work: str) -> StatRun:
-    out = os.path.join(work, "stat-%s.csv" % impl.replace("/", "_"))
-    cmd = [perf, "stat", "-x,", "-o", out, "-e", ",".join(STAT_EVENTS), "--", spin]
-    cmd += list(SPIN_ARGS)
+def stat_workload(spin: str, shell: bool) -> List[str]:
+    if not shell:
+        return [spin] + list(SPIN_ARGS)
+    one = " ".join([spin] + list(SHELL_SPIN_ARGS))
+    return ["sh", "-c", "%s; %s" % (one, one)]
+
+
+def run_perf_stat(perf: str, impl: str, lib: str, spin: str, work: str,
+                  shell: bool = False) -> StatRun:
+    out = os.path.join(work, "stat-%s%s.csv" % (impl.replace("/", "_"), "-sh" if shell else ""))
+    cmd = [perf, "stat", "-x,", "-o", out, "-e", ",".join(STAT_EVENTS), "--"]
+    cmd += stat_workload(spin, shell)
     run = StatRun(impl=impl)
     try:
         p = subprocess.run(cmd, env=impl_env(impl, lib), capture_output=True, text=True,
@@ -124,10 +142,11 @@ def show(run: StatRun, event: str) -> str:
     return text + (" (%.3fx own)" % r if r is not None else "")
 
 
-def compare_stat(kernel: StatRun, runs: Sequence[StatRun]) -> List[Check]:
+def compare_stat(kernel: StatRun, runs: Sequence[StatRun],
+                 client: str = "perf stat") -> List[Check]:
     checks = []
     for event in STAT_EVENTS:
-        c = Check("perf stat", event, {"kernel": show(kernel, event)}, {}, {})
+        c = Check(client, event, {"kernel": show(kernel, event)}, {}, {})
         kr = ratio(kernel, event)
         for run in runs:
             c.values[run.impl] = show(run, event)
@@ -150,55 +169,6 @@ def compare_stat(kernel: StatRun, runs: Sequence[StatRun]) -> List[Check]:
                     100 * off, 100 * TOLERANCE[event])
         checks.append(c)
     return checks
-
-
-def label(impl: str) -> str:
-    return os.path.basename(impl) if "/" in impl else impl
-
-
-def print_table(checks: Sequence[Check], impls: Sequence[str], out: TextIO = sys.stdout) -> None:
-    cols = ["kernel"] + list(impls)
-    head = "%-12s %-18s" % ("client", "check") + "".join("%-36s " % label(c) for c in cols)
-    print(head, file=out)
-    for c in checks:
-        cells = [c.values.get("kernel", "")]
-        cells += ["%s %s" % (c.verdicts.get(i, "").upper(), c.values.get(i, "")) for i in impls]
-        print("%-12s %-18s" % (c.client, c.item) + "".join("%-36s " % x for x in cells),
-              file=out)
-
-
-def markdown(impls: Sequence[str], checks: Sequence[dict]) -> str:
-    """The report's section: each command, with its result on each implementation."""
-    cols = ["kernel"] + list(impls)
-    out = ["## Real clients\n",
-           "Linux's perf, unmodified, on the kernel and on each implementation under the "
-           "interposer (`./pecs clients`; interpose/, harness/pecs_harness/clients.py). "
-           "Each count is also shown over the program's own getrusage() account of the "
-           "same run.\n",
-           "| command | check | " + " | ".join(label(c) for c in cols) + " |",
-           "|---|---|" + "---|" * len(cols)]
-    for c in checks:
-        cells = [c["values"].get("kernel", "")]
-        for i in impls:
-            cells.append("%s %s (%s)" % (c["verdicts"].get(i, "").upper(),
-                                         c["values"].get(i, ""), c["reasons"].get(i, "")))
-        cmd = {"perf stat": "`perf stat -e %s -- spin`" % ",".join(STAT_EVENTS),
-               "perf record": "`perf record -e cpu-clock -g -- spin`, then `perf report "
-                              "--stdio` and `perf script`",
-               "perf test": "`perf test` (the entry found by name in `perf test list`)"}.get(
-                   c["client"], c["client"])
-        out.append("| %s | %s | %s |" % (cmd, c["item"], " | ".join(cells)))
-    return "\n".join(out) + "\n"
-
-
-def report_section(out_dir: str) -> str:
-    """The section from OUT/clients.json when ./pecs clients wrote one, else nothing."""
-    path = os.path.join(out_dir, "clients.json")
-    if not os.path.exists(path):
-        return ""
-    with open(path) as f:
-        data = json.load(f)
-    return "\n" + markdown(data["impls"], data["checks"])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -225,17 +195,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as work:
         kernel = run_perf_stat(perf, "kernel", lib, spin, work)
         runs = [run_perf_stat(perf, i, lib, spin, work) for i in impls]
+        ksh = run_perf_stat(perf, "kernel", lib, spin, work, shell=True)
+        shs = [run_perf_stat(perf, i, lib, spin, work, shell=True) for i in impls]
         krec = rec.run_perf_record(perf, "kernel", lib, spin, work)
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
-    checks = compare_stat(kernel, runs) + rec.compare_record(krec, recs)
+        krsh = rec.run_perf_record(perf, "kernel", lib, spin, work, shell=True)
+        rshs = [rec.run_perf_record(perf, i, lib, spin, work, shell=True) for i in impls]
+    checks = compare_stat(kernel, runs) + compare_stat(ksh, shs, SHELL_CLIENT)
+    checks += rec.compare_record(krec, recs)
+    checks += rec.compare_record(krsh, rshs, SHELL_RECORD_CLIENT)
     checks += clients_perftest.compare_entries(perf, lib, impls)
-    print_table(checks, impls)
+    print_table([asdict(c) for c in checks], impls)
     for c in checks:
         for i in impls:
             if c.verdicts.get(i) == "fail":
                 print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
-    for name, err in [(r.impl, r.error) for r in [kernel] + runs] + \
-            [(r.impl, r.error) for r in [krec] + recs]:
+    for name, err in [(r.impl, r.error) for r in [kernel] + runs + [ksh] + shs] + \
+            [(r.impl, r.error) for r in [krec] + recs + [krsh] + rshs]:
         if err:
             print("%s: %s" % (label(name), err))
     if args.json:

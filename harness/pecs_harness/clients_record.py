@@ -1,5 +1,6 @@
 """Real clients, sampling: `perf record -e cpu-clock -g -- spin`, then `perf report
---stdio` and `perf script`, on the kernel and on each implementation under the interposer.
+--stdio` and `perf script`, on the kernel and on each implementation under the interposer;
+and the same of `sh -c 'spin; spin'`, whose samples come from the forked processes.
 
 The checks compare what a person reads, not exact percentages: the top symbol of
 `perf report` is the same as the kernel's, it holds at least MIN_TOP_SHARE of the
@@ -64,12 +65,21 @@ def _run(cmd: Sequence[str], env: Optional[Dict[str, str]] = None) -> subprocess
     return subprocess.run(list(cmd), env=env, capture_output=True, text=True, timeout=600)
 
 
-def run_perf_record(perf: str, impl: str, lib: str, spin: str, work: str) -> RecordRun:
-    data = os.path.join(work, "record-%s.data" % impl.replace("/", "_"))
+def record_workload(spin: str, shell: bool) -> List[str]:
+    """spin, or a shell that runs it twice: the samples then come from the processes
+    perf record's child forks, which its inherit follows."""
+    one = [spin] + list(RECORD_SPIN_ARGS)
+    return ["sh", "-c", "%s; %s" % (" ".join(one), " ".join(one))] if shell else one
+
+
+def run_perf_record(perf: str, impl: str, lib: str, spin: str, work: str,
+                    shell: bool = False) -> RecordRun:
+    data = os.path.join(work, "record-%s%s.data" % (impl.replace("/", "_"),
+                                                    "-sh" if shell else ""))
     run = RecordRun(impl=impl)
     try:
-        p = _run([perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", spin]
-                 + list(RECORD_SPIN_ARGS), impl_env(impl, lib))
+        p = _run([perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--"]
+                 + record_workload(spin, shell), impl_env(impl, lib))
         if p.returncode != 0:
             # One line: the report's table cells hold it.
             run.error = "perf record exited %d: %s" % (p.returncode,
@@ -127,9 +137,10 @@ def _chain_ok(run: RecordRun) -> Tuple[str, str]:
         100 * share, " <- ".join(CALLERS), 100 * MIN_CHAIN_SHARE)
 
 
-def compare_record(kernel: RecordRun, runs: Sequence[RecordRun]) -> List[Check]:
-    top = Check("perf record", "perf report top", {"kernel": show_top(kernel)}, {}, {})
-    chain = Check("perf record", "perf script chain", {"kernel": show_chain(kernel)}, {}, {})
+def compare_record(kernel: RecordRun, runs: Sequence[RecordRun],
+                   client: str = "perf record") -> List[Check]:
+    top = Check(client, "perf report top", {"kernel": show_top(kernel)}, {}, {})
+    chain = Check(client, "perf script chain", {"kernel": show_chain(kernel)}, {}, {})
     for run in runs:
         top.values[run.impl] = show_top(run)
         top.verdicts[run.impl], top.reasons[run.impl] = _top_ok(kernel, run)

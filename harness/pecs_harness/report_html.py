@@ -8,7 +8,7 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-from . import report_versions
+from . import clients_report, report_versions
 from .statuses import COUNT_ORDER
 
 LETTERS = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
@@ -78,7 +78,8 @@ def _behaviour_link(b: str, rows: dict[str, dict[str, Any]]) -> str:
     return '<a href="#b-%s" title="%s"><code>%s</code></a>' % (e(b), e(title), e(b))
 
 
-def render(s: dict[str, Any]) -> str:
+def render(s: dict[str, Any], clients: dict[str, Any] | None = None) -> str:
+    """The page; clients is OUT/clients.json (./pecs clients) when it ran, for its section."""
     labels = [i["label"] for i in s["implementations"]]
     o: list[str] = []
     w = o.append
@@ -96,6 +97,9 @@ def render(s: dict[str, Any]) -> str:
     ids = _matrix(s, labels, w)
     _case_lists(s, labels, ids, w)
     _coverage(s["coverage"], w)
+    section = clients_report.html_section(clients)
+    if section:
+        w(section)
     w("<script>%s</script></body></html>" % JS)
     return "\n".join(o) + "\n"
 

@@ -88,3 +88,12 @@ def test_perf_test_verdicts() -> None:
     assert pt.verdict("Ok", "ref", "Ok")[0] == "pass"
     assert pt.verdict("Ok", "ref", "FAILED!")[0] == "fail"
     assert pt.verdict("Skip (permissions)", "ref", "FAILED!")[0] == "shown"
+
+
+def test_the_shell_workload_runs_spin_twice_and_names_its_client() -> None:
+    cmd = rec.record_workload("/x/spin", shell=True)
+    assert cmd[:2] == ["sh", "-c"] and cmd[2].count("/x/spin") == 2
+    assert rec.record_workload("/x/spin", shell=False)[0] == "/x/spin"
+    k = run("kernel", [(95.0, "spin_hot")])
+    top, chain = rec.compare_record(k, [run("ref", [(90.0, "spin_hot")])], "perf record (sh -c)")
+    assert top.client == chain.client == "perf record (sh -c)"

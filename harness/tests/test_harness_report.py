@@ -152,6 +152,81 @@ def test_the_markdown_report_has_the_matrix_and_the_problems(report: Report) -> 
     assert "Verdict: **FAIL**" in md
 
 
+# A clients.json as ./pecs clients writes it, with text HTML must escape.
+CLIENTS = {
+    "impls": ["ref", "/x/libpecs_starnix_snapshot.so"],
+    "checks": [
+        {"client": "perf stat", "item": "task-clock", "values": {
+            "kernel": "310.00 ms (1.000x own)", "ref": "309.00 ms (0.997x own)",
+            "/x/libpecs_starnix_snapshot.so": "error"},
+         "verdicts": {"ref": "pass", "/x/libpecs_starnix_snapshot.so": "fail"},
+         "reasons": {"ref": "0.3% from the kernel (limit 5%)",
+                     "/x/libpecs_starnix_snapshot.so": "perf stat exited 1: <ENOSYS> & more"}},
+        {"client": "perf test", "item": "PERF_RECORD_* events & perf_sample fields",
+         "values": {"kernel": "Ok", "ref": "Ok", "/x/libpecs_starnix_snapshot.so": "FAILED!"},
+         "verdicts": {"ref": "pass", "/x/libpecs_starnix_snapshot.so": "fail"},
+         "reasons": {"ref": "", "/x/libpecs_starnix_snapshot.so": "<script>x</script>"}},
+    ],
+}
+
+
+class ClientsTable(html.parser.HTMLParser):
+    """The rows of the clients table: (client, item, {impl: verdict}) and the cells' text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, str, dict[str, str]]] = []
+        self.text: list[str] = []
+        self.tags: list[str] = []
+        self._in = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a: dict[str, Any] = dict(attrs)
+        if tag == "table":
+            self._in = a.get("id") == "clients"
+        if self._in:
+            self.tags.append(tag)
+        if self._in and tag == "tr" and "data-client" in a:
+            self.rows.append((a["data-client"], a["data-item"], {}))
+        if self._in and tag == "td" and "data-verdict" in a:
+            self.rows[-1][2][a["data-impl"]] = a["data-verdict"]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._in = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self.text.append(data)
+
+
+def test_the_html_report_has_the_real_clients_section(report: Report,
+                                                      tmp_path: pathlib.Path) -> None:
+    """report.html shows clients.json as report.md does: each command and check with its
+    verdict on each implementation, its text escaped."""
+    _, _, summary = report
+    (tmp_path / "clients.json").write_text(json.dumps(CLIENTS))
+    cli.write_reports(summary, str(tmp_path))
+    page = (tmp_path / "report.html").read_text()
+    table = ClientsTable()
+    table.feed(page)
+    assert table.rows == [
+        ("perf stat", "task-clock", {"ref": "pass", "libpecs_starnix_snapshot.so": "fail"}),
+        ("perf test", "PERF_RECORD_* events & perf_sample fields",
+         {"ref": "pass", "libpecs_starnix_snapshot.so": "fail"})]
+    text = "".join(table.text)
+    assert "<script>x</script>" in text and "<ENOSYS> & more" in text
+    assert "script" not in table.tags
+    assert "perf stat -e task-clock,cpu-clock,page-faults,context-switches -- spin" in text
+    assert "## Real clients" in (tmp_path / "report.md").read_text()
+
+
+def test_the_html_report_has_no_clients_section_without_clients_json(report: Report) -> None:
+    table = ClientsTable()
+    table.feed((report[0] / "report.html").read_text())
+    assert not table.rows and "Real clients" not in (report[0] / "report.html").read_text()
+
+
 def test_summary_matches_the_gate(report: Report) -> None:
     _, _, summary = report
     impls = {i["label"]: i for i in summary["implementations"]}

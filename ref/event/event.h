@@ -22,6 +22,8 @@ struct ref_source {
 	clockid_t clock;
 	pid_t tid;      /* as /proc names it, for the /proc sources */
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
+	int children;   /* inherit on another process: add its waited-for children's */
+	uint64_t child_base; /* their counts at the open, which are not the event's */
 };
 
 /* A ring buffer, shared by every mapping of it and every event redirected into it. */
@@ -191,6 +193,9 @@ void ref_event_sb_comm(struct ref_event *ev, const struct pecs_sample *src, cons
 void ref_event_sb_mmap(struct ref_event *ev, const struct pecs_sample *src,
 		       const struct ref_sb_map *m);
 void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint32_t ppid);
+/* src is the task that made the new one, pid/tid (its ppid and ptid). */
+void ref_event_sb_fork(struct ref_event *ev, const struct pecs_sample *src, uint32_t pid,
+		       uint32_t tid);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);

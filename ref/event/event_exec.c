@@ -39,14 +39,16 @@ void ref_event_exec_arm(struct ref_event *ev)
 	struct ref_exec_mark *m = &ev->exec;
 
 	memset(m, 0, sizeof(*m));
-	if (!(ev->attr.flags & PECS_ATTR_ENABLE_ON_EXEC) || !(ev->attr.flags & PECS_ATTR_DISABLED) ||
-	    ev->pid <= 0 || ev->same_process || ev->proc_id <= 0)
+	if (ev->pid <= 0 || ev->same_process || ev->proc_id <= 0)
 		return;
-	if (ref_host_stat_comm(ev->proc_id, m->comm, sizeof(m->comm)))
-		return;
-	m->has_exe = read_exe(ev->proc_id, &m->dev, &m->ino) == 0;
-	m->armed = 1;
-	/* A sampling event needs the exec seen as it happens, and the task followed. */
+	if ((ev->attr.flags & PECS_ATTR_ENABLE_ON_EXEC) && (ev->attr.flags & PECS_ATTR_DISABLED)) {
+		if (ref_host_stat_comm(ev->proc_id, m->comm, sizeof(m->comm)))
+			return;
+		m->has_exe = read_exe(ev->proc_id, &m->dev, &m->ino) == 0;
+		m->armed = 1;
+	}
+	/* A sampling event on another process is sampled from outside, and needs the exec
+	 * seen as it happens. */
 	ref_event_trace_add(ev);
 }
 

@@ -1,4 +1,4 @@
-/* Side-band records about another task: PERF_RECORD_COMM, MMAP2/MMAP and EXIT, in the
+/* Side-band records about another task: PERF_RECORD_COMM, MMAP2/MMAP, FORK and EXIT, in the
  * layouts kernel/events/core.c writes them (perf_event_comm_output(),
  * perf_event_mmap_output(), perf_event_task_output()), each with the sample_id_all
  * trailer when the event asks for one. The tracer (event_trace.c) says when; this file
@@ -129,8 +129,9 @@ void ref_event_sb_mmap(struct ref_event *ev, const struct pecs_sample *src,
 	finish(ev, &r, src);
 }
 
-/* perf_event_task() for an exit: ppid and ptid both name the real parent's process. */
-void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint32_t ppid)
+/* perf_event_task_output()'s five fields, then the trailer of the task that writes it. */
+static void task_record(struct ref_event *ev, const struct pecs_sample *src, uint32_t type,
+			const uint32_t ids[4])
 {
 	struct rec r;
 
@@ -138,11 +139,23 @@ void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint
 	if (!wants(ev, PECS_ATTR_TASK | PECS_ATTR_COMM | PECS_ATTR_MMAP | PECS_ATTR_MMAP2 |
 			       PECS_ATTR_MMAP_DATA))
 		return;
-	begin(&r, PECS_RECORD_EXIT, 0);
-	put_u32(&r, src->pid);
-	put_u32(&r, ppid);
-	put_u32(&r, src->tid);
-	put_u32(&r, ppid);
+	begin(&r, type, 0);
+	for (int i = 0; i < 4; i++)
+		put_u32(&r, ids[i]);
 	put_u64(&r, src->time);
 	finish(ev, &r, src);
+}
+
+/* perf_event_task() for an exit: ppid and ptid both name the real parent's process. */
+void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint32_t ppid)
+{
+	task_record(ev, src, PECS_RECORD_EXIT, (const uint32_t[4]){src->pid, ppid, src->tid, ppid});
+}
+
+/* perf_event_task() for a fork, written by the task that made the new one (the trailer
+ * is the maker's): ppid and ptid are the maker's process and thread. */
+void ref_event_sb_fork(struct ref_event *ev, const struct pecs_sample *src, uint32_t pid,
+		       uint32_t tid)
+{
+	task_record(ev, src, PECS_RECORD_FORK, (const uint32_t[4]){pid, src->pid, tid, src->tid});
 }

@@ -2,7 +2,9 @@
  * ptrace (PTRACE_SEIZE, then PTRACE_INTERRUPT each time the task's CPU clock passes a
  * period), reads its registers and walks its frame pointers in its memory, and writes
  * the samples and the side-band records (COMM at the exec, MMAP2 for its executable
- * mappings, EXIT) to the events on it.
+ * mappings, EXIT) to the events on it. The tasks it makes are attached as they are made
+ * (PTRACE_O_TRACECLONE, TRACEFORK, TRACEVFORK): each gets its FORK record and, when an
+ * event inherits, is followed the same way, its records going to the inherit events.
  *
  * Why ptrace from a thread of this process: the events' rings live here, the task is
  * normally this process's child (perf record forks it), so no ptrace policy stands in
@@ -21,6 +23,8 @@
  * while it profiles one. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,11 +47,33 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ref_tracer *g_tracers;
 static int g_nocldstop; /* tracers that added SA_NOCLDSTOP */
 
-uint64_t ref_trace_cpu_ns(const struct ref_tracer *t)
+/* sum_exec_runtime, the first field of /proc's schedstat: the one clock of another
+ * process's thread this process may read (thread CPU clocks stop at the thread group). */
+static uint64_t schedstat_ns(const struct ref_trace_task *k)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)k->pid, (int)k->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+uint64_t ref_trace_cpu_ns(const struct ref_trace_task *k)
 {
 	struct timespec ts;
 
-	if (clock_gettime(t->clock, &ts))
+	if (k->schedstat)
+		return schedstat_ns(k);
+	if (clock_gettime(k->clock, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -98,94 +124,196 @@ static void tracer_put(struct ref_tracer *t)
 	pthread_mutex_unlock(&g_mu);
 	if (last) {
 		free(t->evs);
-		free(t->maps);
+		free(t->maps.v);
+		for (size_t i = 0; i < t->nr_tasks; i++)
+			free(t->tasks[i].maps.v);
+		free(t->tasks);
 		free(t);
 	}
 }
 
 /* Stops the task, if it still runs, and lets it go. */
-static void detach(struct ref_tracer *t)
+static void detach(const struct ref_trace_task *k)
 {
 	siginfo_t si;
 	int status;
 
-	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
+	if (ptrace(PTRACE_INTERRUPT, k->tid, 0, 0))
 		return;
 	for (;;) {
 		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)t->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT))
+		if (waitid(P_PID, (id_t)k->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT))
 			return;
 		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
 			return; /* gone: its parent reaps it */
-		if (waitpid(t->tid, &status, __WALL | WNOHANG) != t->tid)
+		if (waitpid(k->tid, &status, __WALL | WNOHANG) != k->tid)
 			return;
 		if (status >> 16 == PTRACE_EVENT_STOP || status >> 16 == PTRACE_EVENT_EXIT) {
-			ptrace(PTRACE_DETACH, t->tid, 0, 0);
+			ptrace(PTRACE_DETACH, k->tid, 0, 0);
 			return;
 		}
 		/* A signal on its way: it goes with the detach. */
-		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)WSTOPSIG(status));
+		ptrace(PTRACE_DETACH, k->tid, 0, (void *)(long)WSTOPSIG(status));
 		return;
 	}
 }
 
-static int due(struct ref_tracer *t)
+static int due(const struct ref_tracer *t, const struct ref_trace_task *k)
 {
-	return t->execed && __atomic_load_n(&t->sampling, __ATOMIC_RELAXED) &&
-	       ref_trace_cpu_ns(t) >= t->due;
+	return t->started && !k->drop && !k->vforking &&
+	       __atomic_load_n(&t->sampling, __ATOMIC_RELAXED) &&
+	       ref_trace_cpu_ns(k) >= k->due;
 }
 
-/* What one stop means; 1 when the tracer is done with the task. */
-static int on_stop(struct ref_tracer *t, int status)
+/* Follows pid/tid from now on; -1 when there is no room for it. */
+static int task_add(struct ref_tracer *t, pid_t pid, pid_t tid, int followed, int drop)
+{
+	struct ref_trace_task *k;
+
+	if (t->nr_tasks == t->cap_tasks) {
+		size_t cap = t->cap_tasks ? 2 * t->cap_tasks : 4;
+
+		k = realloc(t->tasks, cap * sizeof(*k));
+		if (!k)
+			return -1;
+		t->tasks = k;
+		t->cap_tasks = cap;
+	}
+	k = &t->tasks[t->nr_tasks++];
+	memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	k->tid = tid;
+	k->followed = k->fresh = followed;
+	k->drop = drop;
+	/* A process clock is a leader's own time only while it has no other thread. */
+	k->schedstat = pid != tid || clock_getcpuclockid(pid, &k->clock) != 0;
+	k->due = ref_trace_cpu_ns(k) + t->period;
+	return 0;
+}
+
+static int in_process(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+/* Task i made tid (ptrace attached it: PTRACE_O_TRACECLONE and the like). Its FORK goes
+ * to task i's events; with inherit it is followed as the kernel's copies of the events
+ * would follow it, else let go at its first stop. */
+static void on_new_task(struct ref_tracer *t, size_t i, pid_t tid)
+{
+	pid_t pid = in_process(t->tasks[i].pid, tid) ? t->tasks[i].pid : tid;
+	struct ref_event_env *env = lock_env(t);
+	int inherit = 0, status;
+
+	if (env) {
+		ref_trace_fork(t, &t->tasks[i], pid, tid);
+		for (size_t e = 0; e < t->nr; e++)
+			inherit |= (t->evs[e]->attr.flags & PECS_ATTR_INHERIT) != 0;
+		pthread_mutex_unlock(&env->lock);
+	}
+	if (task_add(t, pid, tid, 1, !inherit)) {
+		/* No room to follow it: it must not stay stopped at its attach stop. */
+		if (waitpid(tid, &status, __WALL) == tid)
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+		return;
+	}
+	if (!inherit || pid == tid)
+		return;
+	/* Its process now has two threads: each counts its own time. */
+	for (size_t j = 0; j < t->nr_tasks; j++)
+		if (t->tasks[j].pid == pid && !t->tasks[j].schedstat) {
+			t->tasks[j].schedstat = 1;
+			t->tasks[j].due = ref_trace_cpu_ns(&t->tasks[j]) + t->period;
+		}
+}
+
+static int is_new_task(int event)
+{
+	return event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	       event == PTRACE_EVENT_VFORK;
+}
+
+/* What one stop of task i means; 1 when the tracer is done with the task. */
+static int on_stop(struct ref_tracer *t, size_t i, int status)
 {
 	int event = status >> 16, sig = WSTOPSIG(status);
+	struct ref_trace_task *k = &t->tasks[i];
+	pid_t tid = k->tid;
 	struct ref_event_env *env;
+	unsigned long msg = 0;
 
-
+	if (k->fresh && event == PTRACE_EVENT_STOP) {
+		/* ptrace's stop of a task it attached when its maker made it. */
+		k->fresh = 0;
+		if (k->drop) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			return 1;
+		}
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return 0;
+	}
+	if (is_new_task(event)) {
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) && msg)
+			on_new_task(t, i, (pid_t)msg); /* t->tasks may move */
+		/* Until the vforked task executes or exits, the maker sleeps where an
+		 * interrupt does not reach it: a wait for its stop would wait for a task
+		 * that may be held at its own attach stop by this very thread. */
+		t->tasks[i].vforking = event == PTRACE_EVENT_VFORK;
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return 0;
+	}
+	if (event == PTRACE_EVENT_VFORK_DONE) {
+		k->vforking = 0;
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return 0;
+	}
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT ||
 	    (event == PTRACE_EVENT_STOP && sig == SIGTRAP)) {
 		env = lock_env(t);
 		if (env) {
 			if (event == PTRACE_EVENT_EXEC)
-				ref_trace_exec(t);
+				ref_trace_exec(t, k);
 			else if (event == PTRACE_EVENT_EXIT)
-				ref_trace_exit(t);
-			else if (due(t))
-				ref_trace_sample(t);
+				ref_trace_exit(t, k);
+			else if (due(t, k))
+				ref_trace_sample(t, k);
 			pthread_mutex_unlock(&env->lock);
 		}
 		if (event == PTRACE_EVENT_EXIT || !env) {
-			ptrace(PTRACE_DETACH, t->tid, 0, 0);
+			ptrace(PTRACE_DETACH, tid, 0, 0);
 			return 1;
 		}
-		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;
 	}
 	if (event == PTRACE_EVENT_STOP) {
 		/* A group stop (SIGSTOP and the like): it stays stopped, as without us. */
-		ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+		ptrace(PTRACE_LISTEN, tid, 0, 0);
 		return 0;
 	}
 	/* A signal-delivery stop: the signal goes on to the task. */
-	ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig);
+	ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
 	return 0;
 }
 
 /* The next stop, consumed, without ever reaping the task (its parent does):
  * 1 with *status, 0 when none is pending (block 0), -1 when the task is gone. */
-static int next_stop(struct ref_tracer *t, int block, int *status)
+static int next_stop(const struct ref_trace_task *k, int block, int *status)
 {
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)t->tid, &si,
+	if (waitid(P_PID, (id_t)k->tid, &si,
 		   WEXITED | WSTOPPED | __WALL | WNOWAIT | (block ? 0 : WNOHANG)))
 		return errno == EINTR ? 0 : -1;
 	if (!si.si_pid)
 		return 0;
 	if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
 		return -1;
-	return waitpid(t->tid, status, __WALL | WNOHANG) == t->tid ? 1 : 0;
+	return waitpid(k->tid, status, __WALL | WNOHANG) == k->tid ? 1 : 0;
 }
 
 static int still_wanted(struct ref_tracer *t)
@@ -198,48 +326,80 @@ static int still_wanted(struct ref_tracer *t)
 	return wanted;
 }
 
-/* Wall time to wait before the task can have used up its period: its CPU time grows
+/* Wall time to wait before a task can have used up its period: its CPU time grows
  * no faster than the wall clock. At most 1 ms, to notice a removal or a stop. */
-static void wait_a_while(struct ref_tracer *t)
+static void wait_a_while(const struct ref_tracer *t)
 {
-	uint64_t now = t->execed ? ref_trace_cpu_ns(t) : 0, ns = 1000000;
+	uint64_t ns = 1000000;
 	struct timespec ts;
 
-	if (t->execed && t->due > now && t->due - now < ns)
-		ns = t->due - now;
+	for (size_t i = 0; t->started && i < t->nr_tasks; i++) {
+		uint64_t now = ref_trace_cpu_ns(&t->tasks[i]);
+
+		if (t->tasks[i].due > now && t->tasks[i].due - now < ns)
+			ns = t->tasks[i].due - now;
+	}
 	ts.tv_sec = 0;
 	ts.tv_nsec = (long)ns;
 	nanosleep(&ts, NULL);
 }
 
+/* Task i is no longer followed. A followed task is not this process's child: its exit
+ * is told to the tracer first, and is taken here so that its parent hears of it. */
+static void task_gone(struct ref_tracer *t, size_t i, int exited)
+{
+	int status;
+
+	if (exited && t->tasks[i].followed)
+		waitpid(t->tasks[i].tid, &status, __WALL | WNOHANG);
+	free(t->tasks[i].maps.v);
+	t->tasks[i] = t->tasks[--t->nr_tasks];
+}
+
+/* One look at task i: its pending stop, or the sample due. -1 when it is gone, 1 when
+ * it stopped, 0 when it ran on. */
+static int visit(struct ref_tracer *t, size_t i)
+{
+	int status, r = next_stop(&t->tasks[i], 0, &status);
+
+	if (r == 0 && due(t, &t->tasks[i]))
+		r = ptrace(PTRACE_INTERRUPT, t->tasks[i].tid, 0, 0)
+			    ? -1
+			    : next_stop(&t->tasks[i], 1, &status);
+	if (r < 0) {
+		task_gone(t, i, 1);
+		return -1;
+	}
+	if (r > 0 && on_stop(t, i, status)) {
+		task_gone(t, i, 0);
+		return -1;
+	}
+	return r;
+}
+
 static void trace_loop(struct ref_tracer *t)
 {
-	int status, r;
+	while (t->nr_tasks) {
+		int busy = 0;
 
-	for (;;) {
 		if (!still_wanted(t)) {
-			detach(t);
+			/* The tasks held at their attach stop first: a vfork's maker waits
+			 * for its task, and so would its detach. */
+			for (int fresh = 1; fresh >= 0; fresh--)
+				for (size_t i = 0; i < t->nr_tasks; i++)
+					if (t->tasks[i].fresh == fresh)
+						detach(&t->tasks[i]);
 			return;
 		}
-		r = next_stop(t, 0, &status);
-		if (r < 0)
-			return;
-		if (r > 0) {
-			if (on_stop(t, status))
-				return;
-			continue;
+		for (size_t i = 0; i < t->nr_tasks;) {
+			int r = visit(t, i);
+
+			busy |= r != 0;
+			if (r >= 0)
+				i++;
 		}
-		if (due(t)) {
-			if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0))
-				return;
-			r = next_stop(t, 1, &status);
-			if (r < 0)
-				return;
-			if (r > 0 && on_stop(t, status))
-				return;
-			continue;
-		}
-		wait_a_while(t);
+		if (!busy)
+			wait_a_while(t);
 	}
 }
 
@@ -247,8 +407,13 @@ static void *tracer_main(void *arg)
 {
 	struct ref_tracer *t = arg;
 
+	/* Every new task is attached, to write its FORK; with inherit it is followed. */
 	t->seize_err = ptrace(PTRACE_SEIZE, t->tid, 0,
-			      (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)) ? errno : 0;
+			      (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+					     PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+					     PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE))
+			       ? errno
+			       : 0;
 	if (!t->seize_err)
 		set_nocldstop(1);
 	sem_post(&t->ready);
@@ -273,9 +438,9 @@ static struct ref_tracer *tracer_new(struct ref_event *ev)
 	t->tid = ev->proc_id;
 	t->env = ev->env;
 	t->period = ev->period ? ev->period : 1;
-	/* A thread's CPU clock is readable only within its own process; the process
-	 * clock of a single-threaded task is its thread's. */
-	if (clock_getcpuclockid(t->pid, &t->clock)) {
+	/* An event that waits for the exec starts sampling there, any other at once. */
+	t->started = !ev->exec.armed;
+	if (task_add(t, t->pid, t->tid, 0, 0)) {
 		free(t);
 		return NULL;
 	}
@@ -286,6 +451,7 @@ static struct ref_tracer *tracer_new(struct ref_event *ev)
 	err = pthread_create(&th, &pa, tracer_main, t);
 	pthread_attr_destroy(&pa);
 	if (err) {
+		free(t->tasks);
 		free(t);
 		return NULL;
 	}

@@ -16,8 +16,29 @@ struct ref_trace_map {
 	uint64_t start, end, pgoff, ino;
 };
 
+/* The mappings told for one process. */
+struct ref_trace_maps {
+	uint64_t last_scan;         /* when /proc/PID/maps was last read */
+	struct ref_trace_map *v;
+	size_t nr, cap;
+};
+
+/* A task the tracer follows: the one the events were opened on, and with inherit the
+ * threads and processes it and they make. */
+struct ref_trace_task {
+	pid_t pid, tid;   /* as /proc names them */
+	clockid_t clock;  /* its process's CPU clock, while that is its own time */
+	int schedstat;    /* its time is /proc's schedstat instead: its process has others */
+	int followed;     /* made by a traced task: only inherited events see it */
+	int fresh;        /* its first stop is ptrace's attach stop */
+	int drop;         /* made without inherit: let go at its first stop */
+	int vforking;     /* waits for the task it vforked, which no stop interrupts */
+	uint64_t due;     /* the CPU time its next sample is due at */
+	struct ref_trace_maps maps; /* a followed process's, told with its pid */
+};
+
 struct ref_tracer {
-	pid_t pid, tid;             /* the task, as /proc names it */
+	pid_t pid, tid;             /* the task the events were opened on */
 	struct ref_event_env *env;  /* NULL once its last event left (under g_mu) */
 	unsigned refs;              /* the thread's and the events' (under g_mu) */
 	struct ref_tracer *next;    /* g_tracers */
@@ -27,20 +48,20 @@ struct ref_tracer {
 	struct ref_event **evs;
 	size_t nr, cap;
 	/* The thread's own: */
-	clockid_t clock;            /* the task's CPU clock */
-	uint64_t period;            /* ns of its CPU time between samples */
-	uint64_t due;               /* the CPU time the next sample is due at */
-	int execed;                 /* sampling starts at the exec */
+	struct ref_trace_task *tasks; /* tasks[0] the first task, until it exits */
+	size_t nr_tasks, cap_tasks;
+	uint64_t period;            /* ns of a task's CPU time between samples */
+	int started;                /* sampling starts at the exec, or at once if enabled */
 	int sampling;               /* an event samples (atomic: set by an opener) */
-	uint64_t last_scan;         /* when /proc/PID/maps was last read */
-	struct ref_trace_map *maps;
-	size_t nr_maps, cap_maps;
+	struct ref_trace_maps maps; /* the first task's process's */
 };
 
-uint64_t ref_trace_cpu_ns(const struct ref_tracer *t);
-/* At the stops, with the engine lock held (event_trace_sample.c). */
-void ref_trace_exec(struct ref_tracer *t);
-void ref_trace_exit(struct ref_tracer *t);
-void ref_trace_sample(struct ref_tracer *t);
+uint64_t ref_trace_cpu_ns(const struct ref_trace_task *k);
+/* At the stops of task k, with the engine lock held (event_trace_sample.c). */
+void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k);
+void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k);
+void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k);
+/* k made the task pid/tid. */
+void ref_trace_fork(struct ref_tracer *t, const struct ref_trace_task *k, pid_t pid, pid_t tid);
 
 #endif /* REF_EVENT_TRACE_H */

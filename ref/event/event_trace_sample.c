@@ -1,5 +1,6 @@
-/* What the tracer writes at a stop of its task (event_trace.c has the thread): the
- * exec's COMM and mappings, a sample with its frame-pointer callchain, the EXIT. Every
+/* What the tracer writes at a stop of a task it follows (event_trace.c has the thread):
+ * the exec's COMM and mappings, a sample with its frame-pointer callchain, the FORK of a
+ * task it made, the EXIT. Every
  * function here runs on the tracer thread with the engine lock held and the task
  * stopped, so its registers, memory, maps and last cpu hold still while they are read. */
 #define _GNU_SOURCE
@@ -31,46 +32,66 @@ static uint64_t mono_ns(void)
 }
 
 /* The trailer's facts: the task, now, and the cpu it last ran on. */
-static void source(const struct ref_tracer *t, struct pecs_sample *s)
+static void source(const struct ref_trace_task *k, struct pecs_sample *s)
 {
 	uint64_t cpu = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->size = sizeof(*s);
-	s->pid = (uint32_t)t->pid;
-	s->tid = (uint32_t)t->tid;
-	if (ref_host_stat_field(t->pid, t->tid, 39, &cpu, NULL) == 0)
+	s->pid = (uint32_t)k->pid;
+	s->tid = (uint32_t)k->tid;
+	if (ref_host_stat_field(k->pid, k->tid, 39, &cpu, NULL) == 0)
 		s->cpu = (uint32_t)cpu;
 	s->time = mono_ns();
 }
 
-/* perf_iterate_ctx(): side-band records go to the task's events that can count on the
- * cpu it is on. */
-static int on_cpu(const struct ref_event *ev, const struct pecs_sample *s)
+/* perf_iterate_ctx(): records go to the events in the task's context that can count on
+ * the cpu it is on; a task the tracer followed has only the inherited ones
+ * (perf_event_init_task() copies those alone). */
+static int on_cpu(const struct ref_event *ev, const struct ref_trace_task *k,
+		  const struct pecs_sample *s)
 {
-	return ev->cpu < 0 || (uint32_t)ev->cpu == s->cpu;
+	return (ev->cpu < 0 || (uint32_t)ev->cpu == s->cpu) &&
+	       (!k->followed || (ev->attr.flags & PECS_ATTR_INHERIT));
 }
 
-static int known(const struct ref_tracer *t, const struct ref_trace_map *m)
+static int own_process(const struct ref_tracer *t, const struct ref_trace_task *k)
 {
-	for (size_t i = 0; i < t->nr_maps; i++)
-		if (!memcmp(&t->maps[i], m, sizeof(*m)))
+	return k->pid == t->pid;
+}
+
+/* The mappings told for k's process: the first task's, else its leader's while the
+ * tracer follows it, else its own. */
+static struct ref_trace_maps *maps_of(struct ref_tracer *t, struct ref_trace_task *k)
+{
+	if (own_process(t, k))
+		return &t->maps;
+	for (size_t i = 0; i < t->nr_tasks; i++)
+		if (t->tasks[i].tid == k->pid)
+			return &t->tasks[i].maps;
+	return &k->maps;
+}
+
+static int known(const struct ref_trace_maps *ms, const struct ref_trace_map *m)
+{
+	for (size_t i = 0; i < ms->nr; i++)
+		if (!memcmp(&ms->v[i], m, sizeof(*m)))
 			return 1;
 	return 0;
 }
 
-static int remember(struct ref_tracer *t, const struct ref_trace_map *m)
+static int remember(struct ref_trace_maps *ms, const struct ref_trace_map *m)
 {
-	if (t->nr_maps == t->cap_maps) {
-		size_t cap = t->cap_maps ? 2 * t->cap_maps : 32;
-		struct ref_trace_map *n = realloc(t->maps, cap * sizeof(*n));
+	if (ms->nr == ms->cap) {
+		size_t cap = ms->cap ? 2 * ms->cap : 32;
+		struct ref_trace_map *n = realloc(ms->v, cap * sizeof(*n));
 
 		if (!n)
 			return -1;
-		t->maps = n;
-		t->cap_maps = cap;
+		ms->v = n;
+		ms->cap = cap;
 	}
-	t->maps[t->nr_maps++] = *m;
+	ms->v[ms->nr++] = *m;
 	return 0;
 }
 
@@ -124,43 +145,45 @@ static uint64_t ino_generation(const char *path)
 }
 
 /* Tells the events each executable mapping they have not been told of yet. */
-static void tell_maps(struct ref_tracer *t, const struct pecs_sample *src)
+static void tell_maps(struct ref_tracer *t, struct ref_trace_task *k,
+		      const struct pecs_sample *src)
 {
 	static struct ref_sb_map m; /* PATH_MAX name: off the stack; one tracer at a time */
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	char path[64], line[4200];
+	struct ref_trace_maps *ms = maps_of(t, k);
 	FILE *f;
 
-	t->last_scan = mono_ns();
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
+	ms->last_scan = mono_ns();
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)k->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return;
 	pthread_mutex_lock(&mu);
 	while (fgets(line, sizeof(line), f)) {
-		struct ref_trace_map k;
+		struct ref_trace_map seen;
 
 		/* The vsyscall page is no vma: perf_event_mmap() never sees it. */
 		if (parse_map(line, &m) || !strcmp(m.name, "[vsyscall]"))
 			continue;
-		k = (struct ref_trace_map){m.start, m.end, m.pgoff, m.ino};
-		if (known(t, &k) || remember(t, &k))
+		seen = (struct ref_trace_map){m.start, m.end, m.pgoff, m.ino};
+		if (known(ms, &seen) || remember(ms, &seen))
 			continue;
 		m.ino_generation = ino_generation(m.name);
 		for (size_t i = 0; i < t->nr; i++)
-			if (on_cpu(t->evs[i], src))
+			if (on_cpu(t->evs[i], k, src))
 				ref_event_sb_mmap(t->evs[i], src, &m);
 	}
 	pthread_mutex_unlock(&mu);
 	fclose(f);
 }
 
-static int comm_of(const struct ref_tracer *t, char *comm, size_t len)
+static int comm_of(const struct ref_trace_task *k, char *comm, size_t len)
 {
 	char path[64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)t->pid, (int)t->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)k->pid, (int)k->tid);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -173,42 +196,55 @@ static int comm_of(const struct ref_tracer *t, char *comm, size_t len)
 
 /* begin_new_exec(): enable_on_exec first (perf_event_exec()), then the new comm with
  * the exec flag; load_elf_binary() then maps the program and its interpreter. */
-void ref_trace_exec(struct ref_tracer *t)
+void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k)
 {
 	struct pecs_sample src;
 	char comm[64];
 
-	for (size_t i = 0; i < t->nr; i++)
-		ref_event_exec_check(t->evs[i]);
-	source(t, &src);
-	t->execed = 1;
-	t->due = ref_trace_cpu_ns(t) + t->period;
-	t->nr_maps = 0;
-	if (!comm_of(t, comm, sizeof(comm)))
+	if (own_process(t, k)) {
 		for (size_t i = 0; i < t->nr; i++)
-			if (on_cpu(t->evs[i], &src))
+			ref_event_exec_check(t->evs[i]);
+		t->started = 1;
+	}
+	maps_of(t, k)->nr = 0;
+	source(k, &src);
+	k->due = ref_trace_cpu_ns(k) + t->period;
+	if (!comm_of(k, comm, sizeof(comm)))
+		for (size_t i = 0; i < t->nr; i++)
+			if (on_cpu(t->evs[i], k, &src))
 				ref_event_sb_comm(t->evs[i], &src, comm, 1);
-	tell_maps(t, &src);
+	tell_maps(t, k, &src);
 }
 
-void ref_trace_exit(struct ref_tracer *t)
+void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k)
 {
 	struct pecs_sample src;
 	uint64_t ppid = 0;
 
-	source(t, &src);
+	source(k, &src);
 	/* What was mapped since the last look (all of it, without samples to look for
 	 * it): told late, but before the exit, so a reader still finds it. */
-	tell_maps(t, &src);
-	ref_host_stat_field(t->pid, t->tid, 4, &ppid, NULL);
+	tell_maps(t, k, &src);
+	ref_host_stat_field(k->pid, k->tid, 4, &ppid, NULL);
 	for (size_t i = 0; i < t->nr; i++)
-		if (on_cpu(t->evs[i], &src))
+		if (on_cpu(t->evs[i], k, &src))
 			ref_event_sb_exit(t->evs[i], &src, (uint32_t)ppid);
+}
+
+/* perf_event_fork(): written by the maker, to its events, inherited or not. */
+void ref_trace_fork(struct ref_tracer *t, const struct ref_trace_task *k, pid_t pid, pid_t tid)
+{
+	struct pecs_sample src;
+
+	source(k, &src);
+	for (size_t i = 0; i < t->nr; i++)
+		if (on_cpu(t->evs[i], k, &src))
+			ref_event_sb_fork(t->evs[i], &src, (uint32_t)pid, (uint32_t)tid);
 }
 
 /* perf_callchain_user(): the IP, then each frame's return address up the rbp chain,
  * until a frame cannot be read. */
-static uint32_t walk(const struct ref_tracer *t, const struct user_regs_struct *r,
+static uint32_t walk(const struct ref_trace_task *k, const struct user_regs_struct *r,
 		     uint64_t *ips, uint32_t max)
 {
 	uint64_t fp = r->rbp, frame[2];
@@ -219,7 +255,7 @@ static uint32_t walk(const struct ref_tracer *t, const struct user_regs_struct *
 		struct iovec local = {frame, sizeof(frame)};
 		struct iovec remote = {(void *)(uintptr_t)fp, sizeof(frame)};
 
-		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != sizeof(frame))
+		if (process_vm_readv(k->pid, &local, 1, &remote, 1, 0) != sizeof(frame))
 			break;
 		ips[n++] = frame[1];
 		fp = frame[0];
@@ -227,39 +263,41 @@ static uint32_t walk(const struct ref_tracer *t, const struct user_regs_struct *
 	return n;
 }
 
-static int covered(const struct ref_tracer *t, uint64_t ip)
+static int covered(const struct ref_trace_maps *ms, uint64_t ip)
 {
-	for (size_t i = 0; i < t->nr_maps; i++)
-		if (ip >= t->maps[i].start && ip < t->maps[i].end)
+	for (size_t i = 0; i < ms->nr; i++)
+		if (ip >= ms->v[i].start && ip < ms->v[i].end)
 			return 1;
 	return 0;
 }
 
-void ref_trace_sample(struct ref_tracer *t)
+void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k)
 {
 	struct user_regs_struct regs;
-	uint64_t ips[MAX_FRAMES], now = ref_trace_cpu_ns(t);
+	uint64_t ips[MAX_FRAMES], now = ref_trace_cpu_ns(k);
+	struct ref_trace_maps *ms;
 	struct pecs_sample s;
 	int chain = 0;
 
 	/* The periods that passed count as one sample, as perf_swevent_hrtimer() forwards
 	 * an overrun timer. */
-	t->due += t->period * ((now - t->due) / t->period + 1);
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs))
+	k->due += t->period * ((now - k->due) / t->period + 1);
+	if (ptrace(PTRACE_GETREGS, k->tid, 0, &regs))
 		return;
 	for (size_t i = 0; i < t->nr; i++)
 		chain |= (t->evs[i]->attr.sample_type & PECS_SAMPLE_CALLCHAIN) != 0;
-	source(t, &s);
+	source(k, &s);
 	s.misc = PECS_MISC_USER;
 	s.ips = ips;
-	s.nr_ips = chain ? walk(t, &regs, ips, MAX_FRAMES) : (ips[0] = regs.rip, 1);
+	s.nr_ips = chain ? walk(k, &regs, ips, MAX_FRAMES) : (ips[0] = regs.rip, 1);
+	ms = maps_of(t, k);
 	for (uint32_t i = 0; i < s.nr_ips; i++)
-		if (!covered(t, ips[i]) && s.time - t->last_scan >= RESCAN_NS) {
-			tell_maps(t, &s);
+		if (!covered(ms, ips[i]) && s.time - ms->last_scan >= RESCAN_NS) {
+			tell_maps(t, k, &s);
 			s.time = mono_ns();
 			break;
 		}
 	for (size_t i = 0; i < t->nr; i++)
-		if (on_cpu(t->evs[i], &s) && ref_attr_is_sampling(&t->evs[i]->attr))
+		if (on_cpu(t->evs[i], k, &s) && ref_attr_is_sampling(&t->evs[i]->attr))
 			ref_event_deliver_locked(t->evs[i], &s);
 }
