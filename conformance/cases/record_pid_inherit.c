@@ -10,7 +10,10 @@
  * record opens one per CPU. Here the child, and so each task it makes, is bound to the
  * CPU the case runs on, and the event is opened on that CPU alone. The records are read
  * once the child is a zombie, after it waited for its thread and its process: nothing
- * waits on the wall clock, and the samples are asked of CPU time the new tasks burn. */
+ * waits on the wall clock, and the samples are asked of CPU time the new tasks burn, in
+ * user space (pecs_burn_user): under ptrace a burner that read its CPU clock every
+ * microsecond spent its time in the clock's system call, where a user-only event takes
+ * no sample (0 samples of the thread's 30 ms under strace -f). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define MS 1000000ull
 #define BURN_NS (30 * MS)
@@ -52,7 +56,7 @@ struct run {
 static void *burner(void *arg)
 {
 	*(volatile pid_t *)arg = pecs_gettid();
-	pecs_burn_cpu(BURN_NS);
+	pecs_burn_user(BURN_NS);
 	return NULL;
 }
 
@@ -86,7 +90,7 @@ static void kid_main(int cpu, int cmd, int ack)
 
 			id = fork();
 			if (id == 0) {
-				pecs_burn_cpu(BURN_NS);
+				pecs_burn_user(BURN_NS);
 				_exit(0);
 			}
 			if (id < 0 || waitpid(id, &status, 0) != id)
@@ -95,7 +99,7 @@ static void kid_main(int cpu, int cmd, int ack)
 			int status;
 
 			/* Busy up to the vfork: a sampler's period passes right before it. */
-			pecs_burn_cpu(BURN_NS);
+			pecs_burn_user(BURN_NS);
 			id = vfork();
 			if (id == 0)
 				_exit(0);
