@@ -223,6 +223,11 @@ kernel, initrd = argv[argv.index("-kernel") + 1], argv[argv.index("-initrd") + 1
 with open(initrd, "rb") as f:
     members = {e.name: e for e in vm_initramfs.read_newc(gzip.decompress(f.read()))}
 assert members["pecs/runner"].data == b"static runner", "not the runner it was given"
+if "kvmfail" in kernel and "accel=kvm" in argv:
+    print("qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69")
+    sys.stdout.flush()
+    import os
+    os.abort()
 print("@@PECS guest 6.1.0-99-fake cpus=2\r")
 if "hang" in kernel:
     sys.stdout.flush()
@@ -266,6 +271,7 @@ def _fake_setup(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> path
     runner.write_bytes(b"static runner")
     (tmp_path / "vmlinuz-6.1.0-99-fake").write_bytes(b"kernel")
     (tmp_path / "vmlinuz-6.1.0-99-hang").write_bytes(b"kernel")
+    (tmp_path / "vmlinuz-6.1.0-99-kvmfail").write_bytes(b"kernel")
     (tmp_path / "exp.txt").write_text("Required.B  # the old answer, a bug fixed later\n")
     return tmp_path
 
@@ -296,6 +302,26 @@ def test_driver_gates_each_pass_of_a_guest(tmp_path: pathlib.Path,
     assert "as uid 65534" in impls["linux-6.1-unprivileged"]["source"]
     assert (root / "out" / "linux-6.1.console.log").is_file()
     assert rc == 0
+
+
+def test_a_guest_kvm_cannot_start_boots_again_under_tcg(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    monkeypatch.setattr(vm, "accel", lambda: "kvm")
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-kvmfail")
+    assert rc == 0
+    for i in summary["implementations"]:
+        assert i["error"] is None, i
+        assert i["counts"]["passed"] == 1 and i["counts"]["xfail"] == 1, i
+        assert "TCG" in i["source"], i["source"]
+    assert "failed to set MSR" in (root / "out" / "linux-6.1.kvm.console.log").read_text()
+
+
+def test_a_guest_that_fails_under_tcg_is_not_booted_again() -> None:
+    assert vm.kvm_refused(-6, "qemu-system-x86_64: error: failed to set MSR 0x10a\n")
+    assert not vm.kvm_refused(None, "")  # stopped at the run's limit
+    assert not vm.kvm_refused(1, "[    0.000000] Linux version 6.1.0\nKernel panic\n")
+    assert not vm.kvm_refused(0, "")
 
 
 def test_driver_names_a_hung_guest(tmp_path: pathlib.Path,
