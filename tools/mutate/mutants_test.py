@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import unittest
 
 # This file's folder is the first on sys.path, here and under Bazel.
 import mutants as mt
+import mutate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -89,3 +91,19 @@ class Sample(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Judgements(unittest.TestCase):
+    def test_a_key_holding_a_bitwise_or_keeps_its_verdict(self) -> None:
+        key = "ref/x.c literal: `put(a | f(1));` -> `put(a | f(2));`"
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("# a comment | gap | not a line\n")
+            f.write(key + " | equivalent | the field is 0 in every record written\n")
+            f.write("ref/y.c guard: `return -EINVAL;` -> `;` | gap | no case asks\n")
+        try:
+            got = mutate.load_judgements(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(got[key], ("equivalent", "the field is 0 in every record written"))
+        self.assertEqual(got["ref/y.c guard: `return -EINVAL;` -> `;`"], ("gap", "no case asks"))
+        self.assertEqual(len(got), 2)

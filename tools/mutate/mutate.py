@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -53,6 +54,9 @@ def ref_sources(root: str) -> Dict[str, str]:
     return out
 
 
+JUDGEMENT_LINE = re.compile(r"^(.*) \| (equivalent|unreachable|gap) \| ([^|]*)$")
+
+
 def load_judgements(path: str = JUDGEMENTS) -> Dict[str, Tuple[str, str]]:
     """{judge key: (verdict, why)} from lines `key | verdict | why`, the key being the
     survivor as the report prints it without its line number (mutants.judge_key)."""
@@ -63,9 +67,11 @@ def load_judgements(path: str = JUDGEMENTS) -> Dict[str, Tuple[str, str]]:
         for line in f:
             if not line.strip() or line.startswith("#"):
                 continue
-            parts = [p.strip() for p in line.rstrip("\n").split(" | ")]
-            if len(parts) >= 3:
-                out[parts[0]] = (parts[1], " | ".join(parts[2:]))
+            # The key is a line of C, which may hold " | " itself: the verdict is the
+            # last field but one.
+            m = JUDGEMENT_LINE.match(line.rstrip("\n"))
+            if m:
+                out[m.group(1).strip()] = (m.group(2), m.group(3).strip())
     return out
 
 
