@@ -215,6 +215,26 @@ PECS_CASE("Required.Engine.Inject.ClosedFdEbadf", "engine.inject,mmap", "ENG-INJ
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 1);
 }
 
+/* A callchain whose length is given without its addresses is a caller's mistake the
+ * engine must refuse before it writes anything, not one it reads through NULL. */
+PECS_CASE("Required.Engine.Inject.IpsMissingEinval", "engine.inject,mmap",
+	  "ENG-INJECT-IPS-MISSING")
+{
+	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CALLCHAIN;
+	struct pecs_ring r;
+	struct pecs_sample s;
+	int fd = open_enabled(t, st, 0, 1, &r);
+
+	PECS_CHECK_OK(t, fd);
+	make_sample(&s, 1000, 3);
+	s.ips = NULL;
+	PECS_CHECK_ERR(t, pecs_inject_sample(t, fd, &s), EINVAL, "3 ips, no array");
+	PECS_CHECK_EQ(t, pecs_ring_head(&r), 0);
+	make_sample(&s, 2000, 3);
+	PECS_CHECK_OK(t, pecs_inject_sample(t, fd, &s), "the same sample with its ips");
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), 1);
+}
+
 PECS_CASE("Required.Engine.PauseOutput.NothingWrittenThenExactLost",
 	  "engine.inject,ioctl.pause_output,mmap",
 	  "IOC-PAUSE-NO-WRITES,IOC-PAUSE-LOST-ON-RESUME,ENG-PAUSE-EXACT")

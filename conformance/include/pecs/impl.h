@@ -45,7 +45,8 @@ struct pecs_impl {
 	int (*host_facts)(void *ctx, struct pecs_host_facts *facts);
 	ssize_t (*write)(void *ctx, int fd, const void *buf, size_t count);
 	/* feature engine.inject: hand one decoded sample to event fd's encoder; -EBADF when
-	 * fd is not an open event */
+	 * fd is not an open event, -EINVAL when nr_ips is not 0 and ips is NULL (nothing
+	 * written) */
 	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
 	/* feature profiler.replay: the stream fd's profiler session will serve */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
