@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 
@@ -64,4 +65,28 @@ PECS_CASE("Required.Poll.Wakeup.PollinAfterWakeupEventsOnce",
 	PECS_CHECK(t, rev & POLLIN, "revents 0x%x after %d samples (wakeup_events %d)", rev, n,
 		   wakeup);
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
+}
+
+/* The wakeup comes with the wakeup_events-th sample, not the one after. IOC_REFRESH lets
+ * exactly that many samples be taken (the event disables itself after them), so a wakeup
+ * that came one sample late never comes. The poll waits a little: the verdict is whether
+ * the wakeup was earned, not how soon it is seen. */
+PECS_CASE("Required.Poll.Wakeup.PollinAtExactlyWakeupEvents",
+	  "poll,mmap,sampling,ioctl.refresh", "POLL-WAKEUP-EVENTS-EXACT")
+{
+	const int wakeup = 2;
+	struct pecs_ring r;
+	int fd = open_sampler(t, (uint32_t)wakeup), n, rev;
+
+	PECS_CHECK_OK(t, fd);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, (unsigned long)wakeup), 0);
+	n = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, wakeup, 1000);
+	PECS_CHECK(t, n >= wakeup, "only %d of %d samples arrived", n, wakeup);
+	pecs_burn_user(20 * PERIOD_NS);
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_SAMPLE), wakeup);
+	rev = pecs_poll(t, fd, POLLIN, 100);
+	PECS_CHECK_OK(t, rev);
+	PECS_CHECK(t, rev & POLLIN, "revents 0x%x after exactly %d samples (wakeup_events %d)",
+		   rev, wakeup, wakeup);
 }

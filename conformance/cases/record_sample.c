@@ -2,6 +2,10 @@
  * sample_type sets: field order and size (perf_output_sample() in kernel/events/core.c),
  * and the values Linux puts there (measured here). Each case burns CPU until it has
  * SAMPLES samples or a second passes, then walks every record. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,6 +19,7 @@ struct walk {
 	unsigned int nr_members;
 	uint64_t ids[2];  /* IOC_ID of the sampling event, and of its group partner */
 	uint64_t last_time, last_value, last_enabled;
+	uint32_t cpu;  /* the CPU the thread is pinned to, for check_pinned_cpu */
 	int n;
 };
 
@@ -131,6 +136,54 @@ PECS_CASE("Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
 	run_walk(t, fd, fd, 0, &w, check_ids);
+}
+
+static void restore_affinity(void *arg)
+{
+	sched_setaffinity(0, sizeof(cpu_set_t), arg);
+}
+
+static void check_pinned_cpu(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
+{
+	if (s->cpu != w->cpu || s->cpu_res != 0)
+		PECS_FAIL(t, "sample %d: cpu %u (reserved %u), the thread is pinned to CPU %u",
+			  w->n, s->cpu, s->cpu_res, w->cpu);
+}
+
+/* CPU is the CPU the task ran on when the sample was taken: pinned, every sample has the
+ * same one. The pinned CPU is not 0, so a sample whose cpu was never filled in fails.
+ * The thread stays on the CPU it is on when that is not 0: narrowing the mask to another
+ * CPU waits for the stopper thread there (see Read.Times.TaskEventOnAnotherCpuNeverRuns);
+ * otherwise it moves to the last CPU it may run on. */
+PECS_CASE("Required.Record.Sample.CpuIsThePinnedCpu", "mmap,sampling", "REC-SAMPLE-CPU-PINNED")
+{
+	static cpu_set_t saved;
+	cpu_set_t one;
+	const int n = pecs_host(t)->ncpus;
+	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CPU,
+			 .nr_members = 1};
+	int cpu, fd;
+
+	if (n < 2)
+		PECS_ENV_SKIP(t, "one CPU: a pinned thread's samples would all say CPU 0");
+	if (sched_getaffinity(0, sizeof(saved), &saved))
+		PECS_ENV_SKIP(t, "sched_getaffinity: %s", strerror(errno));
+	cpu = sched_getcpu();
+	if (cpu <= 0 || cpu >= n || !CPU_ISSET(cpu, &saved)) {
+		for (cpu = n - 1; cpu > 0 && !CPU_ISSET(cpu, &saved); cpu--)
+			;
+		if (cpu == 0)
+			PECS_ENV_SKIP(t, "this thread may run on no CPU but 0 below %d", n);
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(errno));
+	pecs_defer(t, restore_affinity, &saved);
+	w.cpu = (uint32_t)cpu;
+	fd = open_sampler(t, w.st, 0, -1);
+	PECS_CHECK_OK(t, fd);
+	run_walk(t, fd, fd, 0, &w, check_pinned_cpu);
 }
 
 static int is_context(uint64_t v)

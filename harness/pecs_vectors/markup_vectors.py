@@ -213,10 +213,35 @@ def _markup_digits(vf: document.VectorFile) -> None:
         bad("%r is not an element of three braces" % el, code, el + "\n")
 
 
+def _markup_separators(vf: document.VectorFile) -> None:
+    """Bad lines after an open block, each followed by a valid block (added for issue 12):
+    an address must be 0x then hex digits (the spec's %p), the bt fields are separated by
+    ':' only, and an mmap mode is r, w, x in that order with nothing after."""
+    g = vf.group("MarkupStreamTest", "symbolizer-markup-spec", MARKUP_REF)
+
+    def bad(comment: str, code: str, line: str) -> None:
+        out = Markup(M).sample(1001, 1002, [0x401000]).close()
+        out.text("2001\n2002\n")
+        out.block = [2001, 2002, []]
+        out.bad(code, line).text(_AFTER_BAD)
+        emit(g, comment + ", then a valid block", ["Malformed"], out, "markup", ST_MARKUP, PERIOD)
+
+    for addr in ["012", "1x5", "0X"]:
+        bad("address %r is not 0x and 1 to 16 hex digits" % addr, "MARKUP_BAD_BT",
+            "{{{bt:0:%s:pc}}}\n" % addr)
+    for sep in [";", " ", "/"]:
+        bad("%r instead of ':' before the address" % sep, "MARKUP_BAD_BT",
+            "{{{bt:0%s0x1:pc}}}\n" % sep)
+    for mode in ["xr", "rxq", "rwxr", "wr"]:
+        bad("mmap mode %r is not r, w, x in order" % mode, "MARKUP_BAD_MMAP",
+            "{{{mmap:0x1000:0x10:load:1:%s:0x0}}}\n" % mode)
+
+
 def build_markup() -> document.VectorFile:
     vf = document.VectorFile("markup", NOTES)
     _markup(vf)
     _detect_markup(vf)
     _markup_mmap_mode(vf)
     _markup_digits(vf)
+    _markup_separators(vf)
     return vf
