@@ -19,6 +19,31 @@ PECS_CASE("Required.Group.Close.LeaderGoneMemberReadsItself",
 	}
 }
 
+/* The same with a sampling leader that ran: once closed it heads nothing, whatever
+ * its sampling held on to while it ran. */
+PECS_CASE("Required.Group.Close.SampledLeaderGoneMemberReadsItself",
+	  "counting,read.group", "GROUP-CLOSE-SAMPLED-LEADER")
+{
+	struct pecs_attr attr;
+	uint64_t buf[8], id = 0;
+	int leader, member;
+
+	pecs_attr_sampling(t, &attr, PECS_SW_TASK_CLOCK, 1000000, PECS_SAMPLE_IP);
+	attr.read_format = RF_GID;
+	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_GID);
+	attr.flags &= ~PECS_ATTR_DISABLED; /* counts whenever its leader runs */
+	member = PECS_OPEN(t, &attr, 0, -1, leader, 0);
+	PECS_CHECK_OK(t, pecs_cnt_id(t, member, &id));
+	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
+	pecs_burn_cpu(2000000);
+	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, 0));
+	PECS_CHECK_OK(t, pecs_close(t, leader));
+	PECS_CHECK_EQ(t, pecs_read(t, member, buf, sizeof(buf)), 24);
+	PECS_CHECK_EQ(t, buf[0], 1);
+	PECS_CHECK_EQ(t, buf[2], id);
+}
+
 PECS_CASE("Required.Group.Close.MemberGoneLeaderReadsRest",
 	  "counting,read.group", "GROUP-CLOSE-MEMBER")
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,8 +64,9 @@ static void touch_pages(void)
 
 /* The child: says it is ready, then per command byte: 'b' burns BURN_NS, 't' burns it
  * in a new thread and joins it, 'p' touches PAGES fresh pages, 'f' forks a process that
- * burns BURN_NS and touches PAGES pages and waits for it, 'e' executes EXEC_PATH (127 if
- * it cannot); each answers when done. Anything else, or EOF, exits. */
+ * burns BURN_NS and touches PAGES pages and waits for it, 'n' renames itself (its comm,
+ * as a program's own prctl does), 'e' executes EXEC_PATH (127 if it cannot); each answers
+ * when done. Anything else, or EOF, exits. */
 static void kid_main(int cmd, int ack)
 {
 	char c = 0;
@@ -101,6 +103,9 @@ static void kid_main(int cmd, int ack)
 				_exit(0);
 			}
 			if (p < 0 || waitpid(p, &status, 0) != p)
+				_exit(2);
+		} else if (c == 'n') {
+			if (prctl(PR_SET_NAME, "pecs-renamed", 0, 0, 0))
 				_exit(2);
 		} else if (c == 'e') {
 			execl(EXEC_PATH, EXEC_PATH, (char *)NULL);
@@ -237,6 +242,66 @@ PECS_CASE("Required.Open.PidTask.EnableOnExecStartsAtTheExec", "pid.other",
 		   "the second only", (unsigned long long)v[0], (unsigned long long)all[0],
 		   (unsigned long long)BURN_NS);
 	kid_reap(t, k, &ru);
+}
+
+/* perf stat's group open: the leader disabled with enable_on_exec, its members enabled
+ * at open. The members count once the exec turns the leader on: the exec schedules the
+ * whole group. */
+PECS_CASE("Required.Open.PidTask.EnableOnExecGroupMembersCount", "pid.other,read.group",
+	  "OPEN-PID-ENABLE-ON-EXEC-GROUP")
+{
+	struct pecs_attr attr;
+	struct kid *k;
+	struct rusage ru;
+	uint64_t buf[8];
+	int leader, member;
+
+	if (access(EXEC_PATH, X_OK))
+		PECS_ENV_SKIP(t, "no %s to execute", EXEC_PATH);
+	k = kid_start(t);
+	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, PECS_FORMAT_GROUP);
+	attr.flags |= PECS_ATTR_ENABLE_ON_EXEC;
+	leader = pecs_open(t, &attr, k->pid, -1, -1, 0);
+	PECS_CHECK_OK(t, leader, "a disabled enable_on_exec leader on the child %d", (int)k->pid);
+	attr.flags &= ~(PECS_ATTR_DISABLED | PECS_ATTR_ENABLE_ON_EXEC);
+	member = pecs_open(t, &attr, k->pid, -1, leader, 0);
+	PECS_CHECK_OK(t, member, "an enabled member on the child %d", (int)k->pid);
+	kid_do(t, k, 'b');
+	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), 3 * sizeof(uint64_t));
+	PECS_CHECK(t, buf[0] == 2 && buf[1] == 0 && buf[2] == 0, "before the exec: nr %llu, "
+		   "values %llu and %llu, expected 2, 0 and 0", (unsigned long long)buf[0],
+		   (unsigned long long)buf[1], (unsigned long long)buf[2]);
+	kid_do(t, k, 'e');
+	if (kid_wait_zombie(t, k) == 127)
+		PECS_ENV_SKIP(t, "the child could not execute %s", EXEC_PATH);
+	PECS_CHECK_EQ(t, pecs_read(t, leader, buf, sizeof(buf)), 3 * sizeof(uint64_t));
+	PECS_CHECK(t, buf[0] == 2 && buf[1] > 0 && buf[2] > 0, "after the exec: nr %llu, leader "
+		   "%llu ns, member %llu ns, expected 2 and both above 0",
+		   (unsigned long long)buf[0], (unsigned long long)buf[1],
+		   (unsigned long long)buf[2]);
+	kid_reap(t, k, &ru);
+}
+
+/* Only an exec enables: a task that renames itself (prctl PR_SET_NAME, which changes the
+ * comm an exec changes too) and runs on leaves the event off. Read twice: after the
+ * rename and after more CPU time past that read. */
+PECS_CASE("Required.Open.PidTask.EnableOnExecIgnoresARename", "pid.other",
+	  "OPEN-PID-ENABLE-ON-EXEC-RENAME")
+{
+	struct kid *k = kid_start(t);
+	uint64_t v[2];
+	int fd = open_on(t, k, PECS_SW_TASK_CLOCK, PECS_ATTR_ENABLE_ON_EXEC, 0);
+
+	PECS_CHECK_OK(t, fd, "a disabled enable_on_exec event on the child %d", (int)k->pid);
+	kid_do(t, k, 'n');
+	for (int i = 0; i < 2; i++) {
+		kid_do(t, k, 'b');
+		read2(t, fd, v);
+		PECS_CHECK(t, v[0] == 0 && v[1] == 0, "after the rename and %d burns of %llu ns: "
+			   "value %llu, time_enabled %llu, expected 0 and 0", i + 1,
+			   (unsigned long long)BURN_NS, (unsigned long long)v[0],
+			   (unsigned long long)v[1]);
+	}
 }
 
 /* A child's counts at its exit are what its reaper's rusage says, and stay readable

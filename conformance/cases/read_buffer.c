@@ -1,5 +1,6 @@
 /* read() buffer sizes: too small is ENOSPC and leaves the buffer alone; larger returns
  * exactly read_size. */
+#include <errno.h>
 #include <string.h>
 
 #include "pecs/toolkit/counting.h"
@@ -76,4 +77,19 @@ PECS_CASE("Required.Read.Buffer.LargerReturnsReadSize", "counting", "READ-SIZE-E
 			      pecs_cnt_read_size(formats[i], 1));
 		pecs_close(t, fd);
 	}
+}
+
+/* A successful call leaves errno as it was, so a read made with errno still EINTR from an
+ * earlier interrupted call (a sleep, a poll) is an ordinary read. */
+PECS_CASE("Required.Read.Value.StaleErrnoIgnored", "counting", "READ-STALE-ERRNO")
+{
+	struct pecs_attr attr;
+	uint64_t v = ~0ull;
+	int fd;
+
+	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
+	fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
+	errno = EINTR;
+	PECS_CHECK_EQ(t, pecs_read(t, fd, &v, sizeof(v)), sizeof(v));
+	PECS_CHECK_EQ(t, v, 0);
 }
