@@ -18,10 +18,12 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from typing import IO
 
 from . import execute, vm_guest, vm_initramfs
 from . import results as results_mod
@@ -43,6 +45,18 @@ MEMORY_MB = 1024
 # through the IO-APIC can time out under emulation, and the kernel then panics ("IO-APIC +
 # timer doesn't work!", seen at load 22); the check says nothing about perf.
 TCG_APPEND = os.environ.get("PECS_VM_APPEND", "tsc=reliable clocksource=tsc no_timer_check")
+# Inside the guest the runner prints a line per case and bounds each case by --timeout,
+# given again at most CASE_DEADLINE_PATIENCE times while the guest's CPUs are saturated
+# (conformance/framework/case_deadline.h). A console quiet for longer than that, plus
+# this margin, is a guest that no longer runs its cases: waiting for the whole run's
+# limit would only hide where it stopped.
+CASE_DEADLINE_PATIENCE = 3
+QUIET_MARGIN_S = 60
+# Asked of a quiet guest before it is stopped, as magic SysRq keys on its serial line: the
+# console's loglevel raised (else the dumps print below it), the tasks blocked in the
+# kernel, and a backtrace of each CPU. What a hang looks like from inside is then in the
+# console; nothing else can say whether the kernel or the emulator stopped.
+SYSRQ_KEYS = "9wl"
 
 
 class VmImpl(Impl):
@@ -74,13 +88,21 @@ def accel() -> str:
     return "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
 
 
-def qemu_argv(kernel: str, initrd: str, cpus: int, accel_: str) -> list[str]:
-    return [QEMU, "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
+def quiet_limit(case_timeout: int) -> int:
+    """Seconds the guest's console may stay quiet before the guest counts as hung."""
+    return case_timeout * (1 + CASE_DEADLINE_PATIENCE) + QUIET_MARGIN_S
+
+
+def qemu_argv(kernel: str, initrd: str, cpus: int, accel_: str,
+              monitor: str | None = None) -> list[str]:
+    return [QEMU, "-nodefaults", "-no-reboot", "-display", "none",
+            "-monitor", "unix:%s,server=on,wait=off" % monitor if monitor else "none",
             "-serial", "stdio", "-machine", "accel=" + accel_,
             "-cpu", "host" if accel_ == "kvm" else "max", "-smp", str(cpus),
             "-m", str(MEMORY_MB), "-kernel", kernel, "-initrd", initrd,
             # panic=-1: a panic reboots at once, and -no-reboot turns that into qemu's exit.
-            "-append", "console=ttyS0 panic=-1 loglevel=3 rdinit=/init" +
+            # sysrq_always_enabled: Debian's default mask refuses the dumps SYSRQ_KEYS asks.
+            "-append", "console=ttyS0 panic=-1 loglevel=3 rdinit=/init sysrq_always_enabled" +
             (" " + TCG_APPEND if accel_ == "tcg" and TCG_APPEND else "")]
 
 
@@ -97,13 +119,23 @@ def _tools() -> tuple[str, str, str] | str:
     return found[QEMU] or "", found["busybox"] or "", found["setpriv"] or ""
 
 
+class Boot:
+    """How a boot ended: qemu's exit status (None when it was stopped), the console text,
+    and, when the guest was stopped for printing nothing, for how long."""
+
+    def __init__(self, rc: int | None, text: str, quiet_s: int = 0) -> None:
+        self.rc, self.text, self.quiet_s = rc, text, quiet_s
+
+
 def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
-          run_timeout: int) -> tuple[int | None, str]:
-    """Runs qemu with its console into the file; returns (exit status or None when it
-    was stopped, the console text)."""
-    start = last = time.monotonic()
+          run_timeout: int, quiet_s: int, monitor: str | None = None) -> Boot:
+    """Runs qemu with its console into the file, until it exits, the run's limit passes or
+    the console stays quiet for quiet_s seconds."""
+    start = last = heard = time.monotonic()
+    size = 0
+    quiet = 0
     with open(console, "wb") as out:
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out,
                              stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         rc: int | None = None
         while True:
@@ -113,6 +145,19 @@ def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
             except subprocess.TimeoutExpired:
                 pass
             now = time.monotonic()
+            grown = os.fstat(out.fileno()).st_size
+            if grown != size:
+                size, heard = grown, now
+            if now - heard > quiet_s:
+                quiet = int(now - heard)
+                progress.say("  %s: the guest printed nothing for %d s: asking it for its "
+                             "blocked tasks and CPU backtraces (SysRq), then stopping it" % (
+                                 label, quiet))
+                if monitor and p.stdin:
+                    _sysrq(monitor, p.stdin, SYSRQ_KEYS, out)
+                p.kill()
+                p.wait()
+                break
             if now - start > run_timeout:
                 p.kill()
                 p.wait()
@@ -121,8 +166,39 @@ def _boot(argv: list[str], console: str, label: str, progress: execute.Progress,
                 last = now
                 progress.say("  %s: %d case(s) so far (%.0fs)" % (
                     label, _count_cases(console), now - start))
+        if p.stdin:
+            p.stdin.close()
     with open(console, "rb") as f:
-        return rc, f.read().decode("utf-8", "replace")
+        return Boot(rc, f.read().decode("utf-8", "replace"), quiet)
+
+
+def _sysrq(monitor: str, serial: IO[bytes], keys: str, out: IO[bytes],
+           settle_s: float = 20.0) -> None:
+    """Each key as a magic SysRq: a break on the serial line from qemu's monitor, then the
+    key on the line. Waits until the console has been still for a while (the dumps are
+    long under emulation), at most settle_s seconds after the last key."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5.0)
+            s.connect(monitor)
+            for k in keys:
+                s.sendall(b"chardev-send-break serial0\n")
+                # The break and the key travel by different ways (monitor, stdin); the
+                # kernel takes a key up to 5 s after a break.
+                time.sleep(0.5)
+                serial.write(k.encode())
+                serial.flush()
+                time.sleep(1.0)
+    except OSError:
+        return
+    end = time.monotonic() + settle_s
+    size = -1
+    while time.monotonic() < end:
+        grown = os.fstat(out.fileno()).st_size
+        if grown == size:
+            break
+        size = grown
+        time.sleep(3.0)
 
 
 def _die_with_parent() -> None:
@@ -155,16 +231,24 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else "no output"
 
 
-def verdict(con: vm_guest.Console, rc: int | None, text: str, run_timeout: int,
-            wanted: str) -> str | None:
+def verdict(con: vm_guest.Console, boot: Boot, run_timeout: int, wanted: str) -> str | None:
     """Why the pass labelled wanted has no results, or None when it has."""
     got = con.passes.get(wanted)
     if got is not None and got.data is not None:
         return None
+    rc, text = boot.rc, boot.text
     if got is not None and got.error:
         why = got.error
     elif "Kernel panic" in text:
         why = "the guest kernel panicked"
+    elif boot.quiet_s and got is not None and got.began:
+        why = ("the guest printed nothing for %d s during this pass, well past the runner's "
+               "own limit on a case, and was stopped (hung); the tasks blocked in its "
+               "kernel and its CPUs' backtraces (SysRq w, l) are in the console file" %
+               boot.quiet_s)
+    elif boot.quiet_s:
+        why = "the guest printed nothing for %d s before this pass began and was stopped " \
+              "(hung)" % boot.quiet_s
     elif rc is None:
         why = "the guest did not power off within %d s (hung, or too slow: --run-timeout)" % (
             run_timeout)
@@ -222,29 +306,31 @@ def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
         progress.say("  %s: booting %s in qemu (%s), passes %s" % (
             impl.label, impl.kernel, acc.upper(), ", ".join(p.label for p in plan)))
         start = time.monotonic()
-        argv = qemu_argv(impl.kernel, initrd, cpus, acc)
+        monitor = os.path.join(work, "monitor.sock")
+        quiet_s = quiet_limit(case_timeout)
+        argv = qemu_argv(impl.kernel, initrd, cpus, acc, monitor)
         argv[0] = qemu
-        rc, text = _boot(argv, console, impl.label, progress, run_timeout)
-        if acc == "kvm" and kvm_refused(rc, text):
+        boot = _boot(argv, console, impl.label, progress, run_timeout, quiet_s, monitor)
+        if acc == "kvm" and kvm_refused(boot.rc, boot.text):
             # /dev/kvm opens, yet KVM cannot run this guest: a nested hypervisor refusing
             # an MSR that -cpu host makes qemu set (seen here: "failed to set MSR 0x10a",
             # qemu aborting before the guest's first line). The kernel under test is the
             # same under emulation, only slower.
             os.replace(console, console[:-len(".console.log")] + ".kvm.console.log")
             progress.say("  %s: qemu could not start the guest under KVM (%s): booting it "
-                         "again under TCG" % (impl.label, _last_line(text)))
+                         "again under TCG" % (impl.label, _last_line(boot.text)))
             acc = "tcg"
-            argv = qemu_argv(impl.kernel, initrd, cpus, acc)
+            argv = qemu_argv(impl.kernel, initrd, cpus, acc, monitor)
             argv[0] = qemu
-            rc, text = _boot(argv, console, impl.label, progress, run_timeout)
+            boot = _boot(argv, console, impl.label, progress, run_timeout, quiet_s, monitor)
         progress.say("  %s: guest finished in %.0f s of host time (console: %s)" % (
             impl.label, time.monotonic() - start, console))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    con = vm_guest.parse(text)
+    con = vm_guest.parse(boot.text)
     errors = {}
     for p in plan:
-        why = verdict(con, rc, text, run_timeout, p.label)
+        why = verdict(con, boot, run_timeout, p.label)
         if why:
             errors[p.label] = why
     return _runs(impl, plan, con, errors, acc, expectations_for, out)

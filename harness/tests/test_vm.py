@@ -60,7 +60,7 @@ def test_frames_decode_despite_kernel_messages_inside() -> None:
     assert con.passes["l"].sysctls == {"kernel.perf_event_paranoid": "2"}
     assert con.passes["l"].data == big and con.passes["l-unprivileged"].data == big
     for label in ("l", "l-unprivileged"):
-        assert vm.verdict(con, 0, text, 60, label) is None
+        assert vm.verdict(con, vm.Boot(0, text), 60, label) is None
 
 
 def test_frames_with_the_results_json() -> None:
@@ -94,26 +94,32 @@ def test_a_garbled_byte_fails_the_checksum() -> None:
 def test_no_results_file_names_the_exit_status() -> None:
     lines = ["@@PECS pass l begin", "@@PECS result l rc=2", "@@PECS end l none"]
     text = _console(lines)
-    why = vm.verdict(vm_guest.parse(text), 0, text, 60, "l")
+    why = vm.verdict(vm_guest.parse(text), vm.Boot(0, text), 60, "l")
     assert why is not None and why.startswith("the runner wrote no results file (exit status 2)")
 
 
 def test_verdicts_when_the_guest_goes_wrong() -> None:
     panic = _console(["@@PECS pass l begin", "Kernel panic - not syncing: oops"], done=False)
-    why = vm.verdict(vm_guest.parse(panic), 0, panic, 60, "l")
+    why = vm.verdict(vm_guest.parse(panic), vm.Boot(0, panic), 60, "l")
     assert why is not None and why.startswith("the guest kernel panicked")
     assert "Kernel panic - not syncing: oops" in why  # the console's tail comes along
     hung = _console(["@@PECS pass l begin"], done=False)
-    why = vm.verdict(vm_guest.parse(hung), None, hung, 60, "l")
+    why = vm.verdict(vm_guest.parse(hung), vm.Boot(None, hung), 60, "l")
     assert why is not None and "did not power off within 60 s" in why
-    assert "stopped during this pass" in (vm.verdict(vm_guest.parse(hung), 0, hung, 60, "l") or "")
+    assert "stopped during this pass" in (
+        vm.verdict(vm_guest.parse(hung), vm.Boot(0, hung), 60, "l") or "")
     early = "[    0.5] VFS: Unable to mount root fs\r\n"
     assert "never reached its init (qemu exit status 1)" in (
-        vm.verdict(vm_guest.parse(early), 1, early, 60, "l") or "")
-    first_only = _console(_frame("l", json.dumps(RESULTS).encode()), done=False)
-    assert vm.verdict(vm_guest.parse(first_only), 0, first_only, 60, "l") is None
+        vm.verdict(vm_guest.parse(early), vm.Boot(1, early), 60, "l") or "")
+    why = vm.verdict(vm_guest.parse(hung), vm.Boot(None, hung, 301), 60, "l")
+    assert why is not None and "printed nothing for 301 s during this pass" in why
     assert "before this pass began" in (
-        vm.verdict(vm_guest.parse(first_only), 0, first_only, 60, "l-unprivileged") or "")
+        vm.verdict(vm_guest.parse(hung), vm.Boot(None, hung, 301), 60, "m") or "")
+    first_only = _console(_frame("l", json.dumps(RESULTS).encode()), done=False)
+    assert vm.verdict(vm_guest.parse(first_only), vm.Boot(0, first_only), 60, "l") is None
+    assert "before this pass began" in (
+        vm.verdict(vm_guest.parse(first_only), vm.Boot(0, first_only), 60,
+                   "l-unprivileged") or "")
 
 
 def test_the_frame_data_is_left_out_of_the_tail() -> None:
@@ -229,6 +235,26 @@ if "kvmfail" in kernel and "accel=kvm" in argv:
     import os
     os.abort()
 print("@@PECS guest 6.1.0-99-fake cpus=2\r")
+if "quiet" in kernel:
+    # Answers magic SysRq as a kernel would: a break on the monitor, then the key on the
+    # serial line (stdin).
+    import os, socket
+    mon = argv[argv.index("-monitor") + 1]
+    assert mon.startswith("unix:") and "sysrq_always_enabled" in argv[argv.index("-append") + 1]
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(mon[5:].split(",")[0])
+    srv.listen(1)
+    sys.stdout.flush()
+    conn, _ = srv.accept()
+    for _ in range(3):
+        cmd = b""
+        while not cmd.endswith(b"\n"):
+            cmd += conn.recv(1)
+        assert cmd == b"chardev-send-break serial0\n", cmd
+        key = os.read(0, 1).decode()
+        print("[  99.0] sysrq: key %%s\r" %% key)
+        sys.stdout.flush()
+    time.sleep(600)
 if "hang" in kernel:
     sys.stdout.flush()
     open(kernel + ".printed", "w").close()  # the line is in the console now
@@ -272,6 +298,7 @@ def _fake_setup(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> path
     (tmp_path / "vmlinuz-6.1.0-99-fake").write_bytes(b"kernel")
     (tmp_path / "vmlinuz-6.1.0-99-hang").write_bytes(b"kernel")
     (tmp_path / "vmlinuz-6.1.0-99-kvmfail").write_bytes(b"kernel")
+    (tmp_path / "vmlinuz-6.1.0-99-quiet").write_bytes(b"kernel")
     (tmp_path / "exp.txt").write_text("Required.B  # the old answer, a bug fixed later\n")
     return tmp_path
 
@@ -337,6 +364,22 @@ def test_driver_names_a_hung_guest(tmp_path: pathlib.Path,
         # has, its line is in the tail.
         if (root / "vmlinuz-6.1.0-99-hang.printed").exists():
             assert "@@PECS guest 6.1.0-99-fake" in i["error"]
+
+
+def test_a_quiet_guest_is_asked_for_its_state_and_stopped(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _fake_setup(tmp_path, monkeypatch)
+    monkeypatch.setattr(vm, "QUIET_MARGIN_S", 0)
+    assert vm.quiet_limit(1) == 1 + vm.CASE_DEADLINE_PATIENCE
+    # --timeout 1: quiet for 4 s is a hang, long before the run's limit.
+    rc, summary = _drive(root, "vmlinuz-6.1.0-99-quiet", "--timeout", "1",
+                         "--run-timeout", "300")
+    assert rc == 1
+    for i in summary["implementations"]:
+        assert "printed nothing for" in (i["error"] or ""), i
+    console = (root / "out" / "linux-6.1.console.log").read_text()
+    assert "sysrq: key 9" in console and "sysrq: key w" in console and \
+        "sysrq: key l" in console, console
 
 
 def test_the_guest_dies_with_the_driver(tmp_path: pathlib.Path) -> None:
