@@ -22,7 +22,7 @@ PECS_CASE("Required.Group.Close.LeaderGoneMemberReadsItself",
 /* The same with a sampling leader that ran: once closed it heads nothing, whatever
  * its sampling held on to while it ran. */
 PECS_CASE("Required.Group.Close.SampledLeaderGoneMemberReadsItself",
-	  "counting,read.group", "GROUP-CLOSE-SAMPLED-LEADER")
+	  "counting,read.group,sampling", "GROUP-CLOSE-SAMPLED-LEADER")
 {
 	struct pecs_attr attr;
 	uint64_t buf[8], id = 0;
