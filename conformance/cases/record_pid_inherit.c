@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -164,27 +165,40 @@ static void check_order(struct pecs_t *t, const struct run *run, int fork, int e
 		   (unsigned long long)u64_at(&run->recs[exit], 24));
 }
 
+/* The FORK and the EXIT of the task the child made (who: "thread" or "process"), each
+ * as want_fork and want_exit say: the FORK written by the child, the EXIT by exit_by. */
+static void check_fork_exit(struct pecs_t *t, const struct run *run, pid_t task,
+			    const char *who, const uint32_t want_fork[4],
+			    const uint32_t want_exit[4], pid_t exit_by_pid, pid_t exit_by_tid)
+{
+	char what[64];
+	int fork = task_record(run, PECS_RECORD_FORK, task);
+	int exit = task_record(run, PECS_RECORD_EXIT, task);
+
+	PECS_CHECK(t, fork >= 0, "no FORK record of the %s %d among %d records", who, (int)task,
+		   run->nr);
+	PECS_CHECK(t, exit >= 0, "no EXIT record of the %s %d among %d records", who, (int)task,
+		   run->nr);
+	snprintf(what, sizeof(what), "the %s's FORK", who);
+	check_task(t, run, fork, what, want_fork, run->kid, run->kid);
+	snprintf(what, sizeof(what), "the %s's EXIT", who);
+	check_task(t, run, exit, what, want_exit, exit_by_pid, exit_by_tid);
+	snprintf(what, sizeof(what), "the %s", who);
+	check_order(t, run, fork, exit, what);
+}
+
 /* A thread's FORK: the process's pid, its tid, the making thread as ppid/ptid, written by
  * that thread; its EXIT (from the inherited event): ppid and ptid the process's parent. */
 PECS_CASE("Required.Record.PidTask.InheritWritesForkAndExitOfANewThread",
 	  "mmap,sampling,pid.other", "RECORD-PID-INHERIT-THREAD-FORK-EXIT")
 {
 	static struct run run;
-	int fork, exit;
 
 	record_child(t, 1, &run);
-	fork = task_record(&run, PECS_RECORD_FORK, run.thread);
-	exit = task_record(&run, PECS_RECORD_EXIT, run.thread);
-	PECS_CHECK(t, fork >= 0, "no FORK record of the thread %d among %d records",
-		   (int)run.thread, run.nr);
-	PECS_CHECK(t, exit >= 0, "no EXIT record of the thread %d among %d records",
-		   (int)run.thread, run.nr);
-	check_task(t, &run, fork, "the thread's FORK",
-		   (const uint32_t[4]){run.kid, run.kid, run.thread, run.kid}, run.kid, run.kid);
-	check_task(t, &run, exit, "the thread's EXIT",
-		   (const uint32_t[4]){run.kid, getpid(), run.thread, getpid()}, run.kid,
-		   run.thread);
-	check_order(t, &run, fork, exit, "the thread");
+	check_fork_exit(t, &run, run.thread, "thread",
+			(const uint32_t[4]){run.kid, run.kid, run.thread, run.kid},
+			(const uint32_t[4]){run.kid, getpid(), run.thread, getpid()}, run.kid,
+			run.thread);
 }
 
 /* A process's FORK: its pid as pid and tid, the child as ppid/ptid; its EXIT: its parent,
@@ -193,21 +207,12 @@ PECS_CASE("Required.Record.PidTask.InheritWritesForkAndExitOfANewProcess",
 	  "mmap,sampling,pid.other", "RECORD-PID-INHERIT-PROCESS-FORK-EXIT")
 {
 	static struct run run;
-	int fork, exit;
 
 	record_child(t, 1, &run);
-	fork = task_record(&run, PECS_RECORD_FORK, run.child);
-	exit = task_record(&run, PECS_RECORD_EXIT, run.child);
-	PECS_CHECK(t, fork >= 0, "no FORK record of the process %d among %d records",
-		   (int)run.child, run.nr);
-	PECS_CHECK(t, exit >= 0, "no EXIT record of the process %d among %d records",
-		   (int)run.child, run.nr);
-	check_task(t, &run, fork, "the process's FORK",
-		   (const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.kid, run.kid);
-	check_task(t, &run, exit, "the process's EXIT",
-		   (const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.child,
-		   run.child);
-	check_order(t, &run, fork, exit, "the process");
+	check_fork_exit(t, &run, run.child, "process",
+			(const uint32_t[4]){run.child, run.kid, run.child, run.kid},
+			(const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.child,
+			run.child);
 }
 
 /* A vfork's maker sleeps until its task exits or executes, where no ptrace interrupt
