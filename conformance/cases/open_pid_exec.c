@@ -21,8 +21,8 @@
  * alone or in a forked process, renames itself and executes EXEC_PATH when told. */
 static struct pecs_kid *kid_start(struct pecs_t *t)
 {
-	const struct pecs_kid_opts o = {.burn_ns = BURN_NS, .burn = pecs_burn_cpu,
-					  .pages = PAGES, .exec_path = EXEC_PATH};
+	const struct pecs_kid_opts o = {.burn_ns = BURN_NS, .pages = PAGES,
+					.exec_path = EXEC_PATH};
 	struct pecs_kid *k;
 
 	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");

@@ -21,7 +21,7 @@
  * setup errno as a negative number (the child has then exited). */
 static int child_start(struct pecs_t *t, uid_t uid, struct pecs_kid **out)
 {
-	struct pecs_kid_opts o = {.burn_ns = BURN_NS, .burn = pecs_burn_cpu};
+	struct pecs_kid_opts o = {.burn_ns = BURN_NS};
 
 	if (uid != (uid_t)-1) {
 		o.flags |= PECS_KID_AS_UID;

@@ -52,7 +52,7 @@ struct thread_arg {
 
 static void burn(const struct pecs_kid_opts *o)
 {
-	(o->burn ? o->burn : pecs_burn_user)(o->burn_ns);
+	pecs_burn_user(o->burn_ns);
 }
 
 static void *burner(void *arg)

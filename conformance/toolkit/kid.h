@@ -23,8 +23,7 @@ struct pecs_kid_opts {
 	unsigned int flags;          /* PECS_KID_ON_CPU, PECS_KID_AS_UID */
 	int cpu;                     /* with PECS_KID_ON_CPU: bound there, with all it makes */
 	uid_t uid;                   /* with PECS_KID_AS_UID: its uid and gid, all three */
-	uint64_t burn_ns;            /* CPU time each burn takes of the task that burns */
-	void (*burn)(uint64_t ns);   /* how it burns; NULL: pecs_burn_user() */
+	uint64_t burn_ns;            /* each burn's CPU time, in user space (pecs_burn_user()) */
 	unsigned int pages;          /* fresh pages PECS_KID_PAGES and a forked process touch */
 	const char *exec_path;       /* what PECS_KID_EXEC executes */
 };
