@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/wait.h"
 
 /* perf_get_aux_event(): a sample of AUX data needs an AUX event leading the group, which
  * no software event is, alone or as the leader. */
@@ -108,7 +109,7 @@ PECS_CASE("Required.Read.Times.TaskEventOnAnotherCpuNeverRuns", "counting",
 	int fd_own = PECS_OPEN(t, &a, 0, cpu, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd_other, PECS_IOC_ENABLE, 0));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd_own, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_EQ(t, pecs_read(t, fd_other, other, sizeof(other)), (ssize_t)sizeof(other));
 	PECS_CHECK_EQ(t, pecs_read(t, fd_own, own, sizeof(own)), (ssize_t)sizeof(own));
 	PECS_CHECK(t, own[0] > 0 && own[2] > 0, "bound to its own CPU %d: value %llu running %llu",

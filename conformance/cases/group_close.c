@@ -1,5 +1,6 @@
 /* Closing events of a group. */
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/wait.h"
 
 #define RF_GID (PECS_FORMAT_GROUP | PECS_FORMAT_ID)
 
@@ -36,7 +37,7 @@ PECS_CASE("Required.Group.Close.SampledLeaderGoneMemberReadsItself",
 	member = PECS_OPEN(t, &attr, 0, -1, leader, 0);
 	PECS_CHECK_OK(t, pecs_cnt_id(t, member, &id));
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
-	pecs_burn_cpu(2000000);
+	pecs_burn_user(2000000);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, 0));
 	PECS_CHECK_OK(t, pecs_close(t, leader));
 	PECS_CHECK_EQ(t, pecs_read(t, member, buf, sizeof(buf)), 24);

@@ -11,6 +11,7 @@
 
 #include "pecs/toolkit/host.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull
 #define TURN_NS (20 * 1000000ull)
@@ -142,7 +143,7 @@ PECS_CASE("Required.Record.Sample.CodePageSizeOnHugePage", "mmap,sampling",
 		uint64_t end = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) + TURN_NS;
 
 		if (turn % 2)
-			pecs_burn_cpu(TURN_NS);
+			pecs_burn_user(TURN_NS);
 		else
 			while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 				loop(100000);

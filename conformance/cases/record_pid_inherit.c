@@ -15,18 +15,15 @@
  * microsecond spent its time in the clock's system call, where a user-only event takes
  * no sample (0 samples of the thread's 30 ms under strace -f). */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
-#include "pecs/toolkit/wait.h"
 
 #define MS 1000000ull
 #define BURN_NS (30 * MS)
@@ -36,12 +33,6 @@
 #define TASK_SIZE (8u + 16u + 8u + TRAILER)
 #define MAX_RECS 1024
 #define REC_BYTES 64
-
-struct kid {
-	pid_t pid;
-	int cmd, ack;
-	int reaped;
-};
 
 /* One run's records, in ring order, each cut to REC_BYTES. */
 struct run {
@@ -53,116 +44,6 @@ struct run {
 	} recs[MAX_RECS];
 };
 
-static void *burner(void *arg)
-{
-	*(volatile pid_t *)arg = pecs_gettid();
-	pecs_burn_user(BURN_NS);
-	return NULL;
-}
-
-/* The child: bound to cpu, says it is ready, then per command byte: 't' starts a thread
- * that burns BURN_NS and joins it, answering with its tid; 'f' forks a process that
- * burns BURN_NS, waits for it and answers with its pid; 'v' burns BURN_NS itself, then
- * vforks a process that exits at once, and answers with its pid. Anything else exits. */
-static void kid_main(int cpu, int cmd, int ack)
-{
-	cpu_set_t one;
-	pid_t id = 0;
-	char c;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		id = -1;
-	if (write(ack, &id, sizeof(id)) != sizeof(id) || id < 0)
-		_exit(1);
-	while (read(cmd, &c, 1) == 1) {
-		if (c == 't') {
-			volatile pid_t tid = 0;
-			pthread_t th;
-
-			if (pthread_create(&th, NULL, burner, (void *)&tid) ||
-			    pthread_join(th, NULL))
-				_exit(2);
-			id = tid;
-		} else if (c == 'f') {
-			int status;
-
-			id = fork();
-			if (id == 0) {
-				pecs_burn_user(BURN_NS);
-				_exit(0);
-			}
-			if (id < 0 || waitpid(id, &status, 0) != id)
-				_exit(3);
-		} else if (c == 'v') {
-			int status;
-
-			/* Busy up to the vfork: a sampler's period passes right before it. */
-			pecs_burn_user(BURN_NS);
-			id = vfork();
-			if (id == 0)
-				_exit(0);
-			if (id < 0 || waitpid(id, &status, 0) != id)
-				_exit(3);
-		} else {
-			break;
-		}
-		if (write(ack, &id, sizeof(id)) != sizeof(id))
-			break;
-	}
-	_exit(0);
-}
-
-static void kid_end(void *arg)
-{
-	struct kid *k = arg;
-	int status;
-
-	close(k->cmd);
-	close(k->ack);
-	if (!k->reaped) {
-		kill(k->pid, SIGKILL);
-		waitpid(k->pid, &status, 0);
-	}
-	free(k);
-}
-
-static struct kid *kid_start(struct pecs_t *t, int cpu)
-{
-	int cmd[2], ack[2];
-	pid_t ready;
-	struct kid *k = calloc(1, sizeof(*k));
-
-	if (!k || pipe(cmd) || pipe(ack))
-		PECS_BROKEN(t, "pipe: %s", pecs_errname(errno));
-	k->pid = fork();
-	if (k->pid < 0)
-		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
-	if (k->pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		kid_main(cpu, cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	k->cmd = cmd[1];
-	k->ack = ack[0];
-	pecs_defer(t, kid_end, k);
-	if (read(k->ack, &ready, sizeof(ready)) != sizeof(ready))
-		PECS_ENV_SKIP(t, "the child could not bind itself to CPU %d", cpu);
-	return k;
-}
-
-static pid_t kid_do(struct pecs_t *t, struct kid *k, char c)
-{
-	pid_t id;
-
-	if (write(k->cmd, &c, 1) != 1 || read(k->ack, &id, sizeof(id)) != sizeof(id))
-		PECS_BROKEN(t, "the child %d did not do '%c'", (int)k->pid, c);
-	return id;
-}
-
 /* Opens the event on the child (inherit or not), has it make a thread and a process (or
  * what cmds says), lets it exit, waits until it is a zombie (left unreaped, WNOWAIT) and
  * copies out the ring's records. */
@@ -172,41 +53,41 @@ static void record_child_cmds(struct pecs_t *t, int inherit, const char *cmds,
 	static struct pecs_ring r;
 	const struct pecs_record_header *rec;
 	struct pecs_attr a;
-	struct kid *k;
+	struct pecs_kid_opts o = {.flags = PECS_KID_ON_CPU, .burn_ns = BURN_NS};
+	struct pecs_kid *k;
 	siginfo_t si;
 	int cpu = sched_getcpu(), fd, ret;
 	uint64_t lost = 0;
+	pid_t kid;
 
 	if (cpu < 0)
 		PECS_ENV_SKIP(t, "sched_getcpu: %s", pecs_errname(errno));
-	k = kid_start(t, cpu);
+	/* Bound to the CPU, it burns BURN_NS in user space in each thread and process it
+	 * makes, and before each vfork. */
+	o.cpu = cpu;
+	ret = pecs_kid_start(t, &o, &k);
+	if (ret)
+		PECS_ENV_SKIP(t, "the child could not bind itself to CPU %d: %s", cpu,
+			      pecs_errname(-ret));
+	kid = pecs_kid_pid(k);
 	pecs_attr_sampling(t, &a, PECS_SW_CPU_CLOCK, PERIOD_NS, SAMPLE_TYPE);
 	a.flags |= PECS_ATTR_TASK | PECS_ATTR_SAMPLE_ID_ALL | PECS_ATTR_EXCLUDE_KERNEL |
 		   PECS_ATTR_EXCLUDE_HV | (inherit ? PECS_ATTR_INHERIT : 0);
 	a.flags &= ~PECS_ATTR_DISABLED;
-	fd = pecs_open(t, &a, k->pid, cpu, -1, 0);
+	fd = pecs_open(t, &a, kid, cpu, -1, 0);
 	PECS_CHECK_OK(t, fd, "%s event on the child %d, CPU %d", inherit ? "an inherit" : "an",
-		      (int)k->pid, cpu);
+		      (int)kid, cpu);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 64, PROT_READ | PROT_WRITE, &r));
-	out->kid = k->pid;
+	out->kid = kid;
 	for (const char *c = cmds; *c; c++) {
-		pid_t id = kid_do(t, k, *c);
+		pid_t id = pecs_kid_do(t, k, (enum pecs_kid_cmd)*c);
 
 		*(*c == 't' ? &out->thread : *c == 'f' ? &out->child : &out->vforked) = id;
 	}
-	close(k->cmd);
-	k->cmd = -1;
+	pecs_kid_do(t, k, PECS_KID_EXIT);
 	/* Only an exit ends the wait: a ptrace stop of a tracer in this process (ref's, see
-	 * "Divergences ref keeps" in docs/behaviours.md) is reported to every thread's wait
-	 * too. */
-	for (;;) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)k->pid, &si, WEXITED | WNOWAIT))
-			PECS_BROKEN(t, "waitid: %s", pecs_errname(errno));
-		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
-			break;
-		nanosleep(&(struct timespec){0, 100000}, NULL);
-	}
+	 * "Divergences ref keeps" in docs/behaviours.md) is waited past. */
+	pecs_kid_wait_zombie(t, k, &si);
 	if (si.si_code != CLD_EXITED || si.si_status != 0)
 		PECS_BROKEN(t, "the child ended with code %d status %d", si.si_code, si.si_status);
 	out->nr = 0;
@@ -284,27 +165,40 @@ static void check_order(struct pecs_t *t, const struct run *run, int fork, int e
 		   (unsigned long long)u64_at(&run->recs[exit], 24));
 }
 
+/* The FORK and the EXIT of the task the child made (who: "thread" or "process"), each
+ * as want_fork and want_exit say: the FORK written by the child, the EXIT by exit_by. */
+static void check_fork_exit(struct pecs_t *t, const struct run *run, pid_t task,
+			    const char *who, const uint32_t want_fork[4],
+			    const uint32_t want_exit[4], pid_t exit_by_pid, pid_t exit_by_tid)
+{
+	char what[64];
+	int fork = task_record(run, PECS_RECORD_FORK, task);
+	int exit = task_record(run, PECS_RECORD_EXIT, task);
+
+	PECS_CHECK(t, fork >= 0, "no FORK record of the %s %d among %d records", who, (int)task,
+		   run->nr);
+	PECS_CHECK(t, exit >= 0, "no EXIT record of the %s %d among %d records", who, (int)task,
+		   run->nr);
+	snprintf(what, sizeof(what), "the %s's FORK", who);
+	check_task(t, run, fork, what, want_fork, run->kid, run->kid);
+	snprintf(what, sizeof(what), "the %s's EXIT", who);
+	check_task(t, run, exit, what, want_exit, exit_by_pid, exit_by_tid);
+	snprintf(what, sizeof(what), "the %s", who);
+	check_order(t, run, fork, exit, what);
+}
+
 /* A thread's FORK: the process's pid, its tid, the making thread as ppid/ptid, written by
  * that thread; its EXIT (from the inherited event): ppid and ptid the process's parent. */
 PECS_CASE("Required.Record.PidTask.InheritWritesForkAndExitOfANewThread",
 	  "mmap,sampling,pid.other", "RECORD-PID-INHERIT-THREAD-FORK-EXIT")
 {
 	static struct run run;
-	int fork, exit;
 
 	record_child(t, 1, &run);
-	fork = task_record(&run, PECS_RECORD_FORK, run.thread);
-	exit = task_record(&run, PECS_RECORD_EXIT, run.thread);
-	PECS_CHECK(t, fork >= 0, "no FORK record of the thread %d among %d records",
-		   (int)run.thread, run.nr);
-	PECS_CHECK(t, exit >= 0, "no EXIT record of the thread %d among %d records",
-		   (int)run.thread, run.nr);
-	check_task(t, &run, fork, "the thread's FORK",
-		   (const uint32_t[4]){run.kid, run.kid, run.thread, run.kid}, run.kid, run.kid);
-	check_task(t, &run, exit, "the thread's EXIT",
-		   (const uint32_t[4]){run.kid, getpid(), run.thread, getpid()}, run.kid,
-		   run.thread);
-	check_order(t, &run, fork, exit, "the thread");
+	check_fork_exit(t, &run, run.thread, "thread",
+			(const uint32_t[4]){run.kid, run.kid, run.thread, run.kid},
+			(const uint32_t[4]){run.kid, getpid(), run.thread, getpid()}, run.kid,
+			run.thread);
 }
 
 /* A process's FORK: its pid as pid and tid, the child as ppid/ptid; its EXIT: its parent,
@@ -313,21 +207,12 @@ PECS_CASE("Required.Record.PidTask.InheritWritesForkAndExitOfANewProcess",
 	  "mmap,sampling,pid.other", "RECORD-PID-INHERIT-PROCESS-FORK-EXIT")
 {
 	static struct run run;
-	int fork, exit;
 
 	record_child(t, 1, &run);
-	fork = task_record(&run, PECS_RECORD_FORK, run.child);
-	exit = task_record(&run, PECS_RECORD_EXIT, run.child);
-	PECS_CHECK(t, fork >= 0, "no FORK record of the process %d among %d records",
-		   (int)run.child, run.nr);
-	PECS_CHECK(t, exit >= 0, "no EXIT record of the process %d among %d records",
-		   (int)run.child, run.nr);
-	check_task(t, &run, fork, "the process's FORK",
-		   (const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.kid, run.kid);
-	check_task(t, &run, exit, "the process's EXIT",
-		   (const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.child,
-		   run.child);
-	check_order(t, &run, fork, exit, "the process");
+	check_fork_exit(t, &run, run.child, "process",
+			(const uint32_t[4]){run.child, run.kid, run.child, run.kid},
+			(const uint32_t[4]){run.child, run.kid, run.child, run.kid}, run.child,
+			run.child);
 }
 
 /* A vfork's maker sleeps until its task exits or executes, where no ptrace interrupt

@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
 
 #define EXEC_PATH "/bin/true"
@@ -25,12 +24,6 @@
 #define RECORD_MMAP2 10u
 #define MAX_RECS 64
 #define REC_BYTES 512
-
-struct kid {
-	pid_t pid;
-	int go;
-	int reaped;
-};
 
 /* The records of one run, in ring order, each cut to REC_BYTES. */
 struct run {
@@ -42,43 +35,6 @@ struct run {
 	} recs[MAX_RECS];
 };
 
-static void kid_end(void *arg)
-{
-	struct kid *k = arg;
-	int status;
-
-	if (k->go >= 0)
-		close(k->go);
-	if (!k->reaped) {
-		kill(k->pid, SIGKILL);
-		waitpid(k->pid, &status, 0);
-	}
-	free(k);
-}
-
-static struct kid *kid_start(struct pecs_t *t)
-{
-	struct kid *k = calloc(1, sizeof(*k));
-	int p[2];
-	char c;
-
-	if (!k || pipe(p))
-		PECS_BROKEN(t, "pipe: %s", pecs_errname(errno));
-	k->pid = fork();
-	if (k->pid < 0)
-		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
-	if (k->pid == 0) {
-		close(p[1]);
-		if (read(p[0], &c, 1) == 1)
-			execl(EXEC_PATH, EXEC_PATH, (char *)NULL);
-		_exit(127);
-	}
-	close(p[0]);
-	k->go = p[1];
-	pecs_defer(t, kid_end, k);
-	return k;
-}
-
 /* Opens the event perf record opens on the child, lets it exec, waits until it is a
  * zombie (left unreaped, WNOWAIT) and copies out the ring's records. */
 static void record_child(struct pecs_t *t, struct run *out)
@@ -86,37 +42,31 @@ static void record_child(struct pecs_t *t, struct run *out)
 	static struct pecs_ring r;
 	const struct pecs_record_header *rec;
 	struct pecs_attr a;
-	struct kid *k;
+	const struct pecs_kid_opts o = {.exec_path = EXEC_PATH};
+	struct pecs_kid *k;
 	siginfo_t si;
 	int fd, ret;
+	pid_t kid;
 
 	if (access(EXEC_PATH, X_OK))
 		PECS_ENV_SKIP(t, "no %s to execute", EXEC_PATH);
-	k = kid_start(t);
+	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");
+	kid = pecs_kid_pid(k);
 	pecs_attr_sampling(t, &a, PECS_SW_CPU_CLOCK, PERIOD_NS, PECS_SAMPLE_IP | PECS_SAMPLE_TID |
 			   PECS_SAMPLE_TIME);
 	a.flags |= PECS_ATTR_DISABLED | PECS_ATTR_ENABLE_ON_EXEC | PECS_ATTR_COMM |
 		   PECS_ATTR_MMAP | PECS_ATTR_MMAP2 | PECS_ATTR_COMM_EXEC | PECS_ATTR_TASK |
 		   PECS_ATTR_SAMPLE_ID_ALL | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
-	fd = pecs_open(t, &a, k->pid, -1, -1, 0);
-	PECS_CHECK_OK(t, fd, "perf record's event on the child %d", (int)k->pid);
+	fd = pecs_open(t, &a, kid, -1, -1, 0);
+	PECS_CHECK_OK(t, fd, "perf record's event on the child %d", (int)kid);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r));
-	if (write(k->go, "e", 1) != 1)
-		PECS_BROKEN(t, "the child %d did not take the word", (int)k->pid);
+	pecs_kid_do(t, k, PECS_KID_EXEC);
 	/* Only an exit ends the wait: a ptrace stop of a tracer in this process (ref's, see
-	 * "Divergences ref keeps" in docs/behaviours.md) is reported to every thread's wait
-	 * too. */
-	for (;;) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)k->pid, &si, WEXITED | WNOWAIT))
-			PECS_BROKEN(t, "waitid: %s", pecs_errname(errno));
-		if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
-			break;
-		nanosleep(&(struct timespec){0, 100000}, NULL);
-	}
+	 * "Divergences ref keeps" in docs/behaviours.md) is waited past. */
+	pecs_kid_wait_zombie(t, k, &si);
 	if (si.si_code == CLD_EXITED && si.si_status == 127)
 		PECS_ENV_SKIP(t, "the child could not execute %s", EXEC_PATH);
-	out->pid = k->pid;
+	out->pid = kid;
 	out->nr = 0;
 	while ((ret = pecs_ring_next(&r, &rec)) > 0 && out->nr < MAX_RECS) {
 		size_t n = rec->size < sizeof(out->recs[0]) ? rec->size : sizeof(out->recs[0]);

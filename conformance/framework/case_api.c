@@ -188,16 +188,6 @@ uint64_t pecs_clock_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void pecs_burn_cpu(uint64_t ns)
-{
-	uint64_t end = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
-	volatile uint64_t sink = 0;
-	while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
-	(void)sink;
-}
-
 pid_t pecs_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

@@ -17,7 +17,7 @@ enum {
 	REF_SRC_MONOTONIC,  /* cpu-wide events: the CPU is always there to count */
 	REF_SRC_THREAD_CLOCK, /* a thread of this process: its CPU-time clock */
 	REF_SRC_PROCESS_CLOCK, /* another process: its CPU-time clock (all its threads) */
-	REF_SRC_SCHEDSTAT,  /* a thread elsewhere: its runtime from /proc/<tid>/schedstat */
+	REF_SRC_SCHEDSTAT,  /* a thread elsewhere: its runtime from /proc's schedstat */
 	REF_SRC_MINFLT,
 	REF_SRC_MAJFLT,
 	REF_SRC_FLT,
@@ -125,7 +125,6 @@ static int source_sample(struct ref_source *s, uint64_t *v)
 static int own_sample(struct ref_source *s, uint64_t *v)
 {
 	struct timespec ts;
-	char path[64], buf[256];
 
 	switch (s->kind) {
 	case REF_SRC_ZERO:
@@ -139,11 +138,7 @@ static int own_sample(struct ref_source *s, uint64_t *v)
 		*v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		return 0;
 	case REF_SRC_SCHEDSTAT:
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)s->tid);
-		if (read_file(path, buf, sizeof(buf)))
-			return -1;
-		*v = strtoull(buf, NULL, 10);
-		return 0;
+		return ref_host_schedstat_ns(0, s->tid, v) ? -1 : 0;
 	case REF_SRC_MINFLT:
 		return ref_host_stat_field(0, s->tid, 10, v, NULL);
 	case REF_SRC_MAJFLT:

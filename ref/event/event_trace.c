@@ -23,7 +23,6 @@
  * while it profiles one. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -47,32 +46,13 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ref_tracer *g_tracers;
 static int g_nocldstop; /* tracers that added SA_NOCLDSTOP */
 
-/* sum_exec_runtime, the first field of /proc's schedstat: the one clock of another
- * process's thread this process may read (thread CPU clocks stop at the thread group). */
-static uint64_t schedstat_ns(const struct ref_trace_task *k)
-{
-	char path[64], buf[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)k->pid, (int)k->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
-}
-
 uint64_t ref_trace_cpu_ns(const struct ref_trace_task *k)
 {
 	struct timespec ts;
+	uint64_t ns;
 
 	if (k->schedstat)
-		return schedstat_ns(k);
+		return ref_host_schedstat_ns(k->pid, k->tid, &ns) ? 0 : ns;
 	if (clock_gettime(k->clock, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

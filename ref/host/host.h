@@ -43,4 +43,10 @@ int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *st
 /* The task's comm (what an exec sets), at most len - 1 bytes of it. 0 or -errno. */
 int ref_host_stat_comm(pid_t tid, char *comm, size_t len);
 
+/* The runtime of task tid in ns (sum_exec_runtime, the first field of its schedstat):
+ * /proc/<pid>/task/<tid>/schedstat, or /proc/<tid>/schedstat when pid is 0. The one clock
+ * of another process's thread this process may read: thread CPU clocks stop at the
+ * thread group. 0, or a negative errno (-EINVAL for a line it cannot read). */
+int ref_host_schedstat_ns(pid_t pid, pid_t tid, uint64_t *ns);
+
 #endif /* REF_HOST_H */

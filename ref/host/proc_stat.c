@@ -1,6 +1,7 @@
 /* A task's proc(5) stat line: the fields the engine counts from, and the comm an exec
  * changes. One reader, because the comm may hold spaces and parentheses: the fields are
- * only found after the last ')'. */
+ * only found after the last ')'. And its schedstat, the runtime of a thread whose CPU
+ * clock this process may not read. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -11,16 +12,17 @@
 
 #include "ref/host/host.h"
 
-static int read_stat(pid_t pid, pid_t tid, char *buf, size_t cap)
+/* name is "stat" or "schedstat". */
+static int read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t cap)
 {
 	char path[64];
 	ssize_t n;
 	int fd;
 
 	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
 	else
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)tid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -35,7 +37,7 @@ static int read_stat(pid_t pid, pid_t tid, char *buf, size_t cap)
 int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *state)
 {
 	char buf[1024], *p;
-	int err = read_stat(pid, tid, buf, sizeof(buf));
+	int err = read_task_file(pid, tid, "stat", buf, sizeof(buf));
 
 	if (err)
 		return err;
@@ -61,7 +63,7 @@ int ref_host_stat_comm(pid_t tid, char *comm, size_t len)
 {
 	char buf[1024], *open, *close;
 	size_t n;
-	int err = read_stat(0, tid, buf, sizeof(buf));
+	int err = read_task_file(0, tid, "stat", buf, sizeof(buf));
 
 	if (err)
 		return err;
@@ -75,4 +77,15 @@ int ref_host_stat_comm(pid_t tid, char *comm, size_t len)
 	memcpy(comm, open + 1, n);
 	comm[n] = 0;
 	return 0;
+}
+
+int ref_host_schedstat_ns(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char buf[128], *end;
+	int err = read_task_file(pid, tid, "schedstat", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	*ns = strtoull(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
 }

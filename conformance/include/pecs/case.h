@@ -292,8 +292,6 @@ void pecs_attr_counting(struct pecs_t *t, struct pecs_attr *attr, uint64_t confi
 void pecs_attr_sampling(struct pecs_t *t, struct pecs_attr *attr, uint64_t config,
 			uint64_t period_ns, uint64_t sample_type);
 
-/* Spin on the CPU for about ns nanoseconds of this thread's CPU time. */
-void pecs_burn_cpu(uint64_t ns);
 /* A clock in nanoseconds: CLOCK_MONOTONIC for deadlines, CLOCK_THREAD_CPUTIME_ID for
  * this thread's CPU time. */
 uint64_t pecs_clock_ns(clockid_t clock);
