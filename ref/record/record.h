@@ -116,4 +116,51 @@ ssize_t ref_record_encode_id_trailer(const struct ref_record_desc *d,
 uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct pecs_sample *s,
 				   const struct ref_read_values *rv);
 
+/* A sample layout fixed for a run of samples of one event (a delivery batch): the
+ * bytes that do not depend on the sample are built once, by the encoder above, and
+ * each sample then stores only its own fields (ip, pid/tid, time, addr, cpu, period,
+ * the callchain's nr) and copies its ips. The records are byte for byte what
+ * ref_record_encode_sample() writes; ref_record_layout_plan() declines (-EOPNOTSUPP)
+ * what it cannot lay out so: READ (values change per sample), CODE_PAGE_SIZE (looked
+ * up per ip) and any bit it does not know. CGROUP is the desc's, so a caller whose
+ * cgroup varies per sample must not plan. A sample takes the layout only when its
+ * cpumode is user (0 or PECS_MISC_USER) and it has ips when nr_ips says so
+ * (ref_record_layout_fits()). */
+#define REF_RECORD_LAYOUT_MAX 256
+
+struct ref_record_layout {
+	size_t head;       /* bytes before the callchain's ips (all of them without ips) */
+	size_t tail;       /* bytes after the ips */
+	uint32_t keep_max; /* ips kept at most (max_stack, the u16 size); 0 without ips */
+	/* Offsets of the per-sample fields; 0 when the field is not sampled. */
+	uint16_t off_ip, off_tid, off_time, off_addr, off_cpu, off_period, off_nr;
+	uint64_t period; /* the desc's, for a sample that brings none */
+	uint8_t bytes[REF_RECORD_LAYOUT_MAX]; /* head, then tail */
+};
+
+/* 0 and *l filled, -EOPNOTSUPP (not this way) or -EINVAL (a bad desc). */
+int ref_record_layout_plan(const struct ref_record_desc *d, struct ref_record_layout *l);
+
+static inline int ref_record_layout_fits(const struct pecs_sample *s)
+{
+	return s->size == sizeof(*s) && (s->misc == 0 || s->misc == PECS_MISC_USER) &&
+	       (s->ips || !s->nr_ips);
+}
+
+static inline uint32_t ref_record_layout_keep(const struct ref_record_layout *l,
+					      const struct pecs_sample *s)
+{
+	return s->nr_ips < l->keep_max ? s->nr_ips : l->keep_max;
+}
+
+/* The record's size for a sample that fits, with keep = ref_record_layout_keep(). */
+static inline size_t ref_record_layout_size(const struct ref_record_layout *l, uint32_t keep)
+{
+	return l->head + 8 * (size_t)keep + l->tail;
+}
+
+/* Writes the record of `size` bytes (ref_record_layout_size()) at out. */
+void ref_record_layout_encode(const struct ref_record_layout *l, const struct pecs_sample *s,
+			      uint32_t keep, size_t size, void *out);
+
 #endif /* REF_RECORD_H */
