@@ -12,6 +12,7 @@
 #include "ref/attr/attr.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
+#include "ref/record/sample_layout.h"
 
 struct ref_ring;
 struct ref_event;
@@ -101,6 +102,8 @@ struct ref_event {
 	int batch_wrote;          /* a sample reached the ring in this batch: wake at _end */
 	int batch_laid_out;       /* batch_layout holds for this batch (event_batch.c) */
 	struct ref_record_layout batch_layout;
+	uint8_t *batch_at;        /* the ring's window: written up to batch_used */
+	size_t batch_room, batch_used;
 
 	/* Task facts for CGROUP and CODE_PAGE_SIZE: the id /proc knows the task by, found
 	 * at open (-1 none; 0 for a cpu-wide event), and its cgroup, looked up at enable
@@ -244,11 +247,6 @@ struct lost_cookie {
 void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d);
 /* Looks up, once the event is enabled, the task facts its samples carry. */
 void ref_event_resolve_task(struct ref_event *ev);
-/* A delivery batch's fast lane (event_batch.c): plan at the batch's start, under the
- * engine lock with the ring held; write returns 1 when the sample went out that way,
- * 0 when it must take ref_event_deliver_locked() (which then does all the counting). */
-void ref_event_batch_plan(struct ref_event *ev);
-int ref_event_batch_write(struct ref_event *ev, const struct pecs_sample *s);
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s);
 void ref_event_lost_locked(struct ref_event *ev, uint64_t nr);
 /* The count a LOST record about to go out through ev's ring carries, given what the

@@ -4,7 +4,8 @@
  * ring) and one a sample at a time (ref_event_deliver_sample(), the encoder's plan and
  * the ring's general write). After every push the two rings must hold the same bytes
  * and heads, over many sample_types, max_stacks and ring shapes: small rings that wrap
- * and fill (LOST records), profiler drops, overwrite and backward rings, and the types
+ * and fill (LOST records), profiler drops, overwrite and backward rings, wakeup_events
+ * and watermarks (poll(2) after every push), and the types
  * the lane must decline (CODE_PAGE_SIZE, a cpu-wide CGROUP). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <cmocka.h>
@@ -85,6 +87,7 @@ struct shape {
 	uint32_t max_stack;
 	int id_all, cpu_wide, backward, overwrite;
 	size_t data_pages;
+	uint32_t wakeup_events, watermark; /* at most one of them */
 };
 
 /* 0 when the engine refused the attr (then the other must refuse it too). */
@@ -112,6 +115,11 @@ static int side_open(struct side *sd, const struct shape *sh, int batched)
 		a.flags |= PECS_ATTR_SAMPLE_ID_ALL;
 	if (sh->backward)
 		a.flags |= PECS_ATTR_WRITE_BACKWARD;
+	a.wakeup_events = sh->wakeup_events;
+	if (sh->watermark) {
+		a.flags |= PECS_ATTR_WATERMARK;
+		a.wakeup_events = sh->watermark;
+	}
 	sd->e = ref_engine_new(&c);
 	assert_non_null(sd->e);
 	sd->fd = ref_engine_open(sd->e, &a, sh->cpu_wide ? -1 : 0, sh->cpu_wide ? 0 : -1, -1, 0);
@@ -216,6 +224,9 @@ static int run_shape(const struct shape *sh, const uint8_t *stream, size_t len, 
 		side_feed(&b, stream + off, n);
 		off += n;
 		same_ring(&a, &b);
+		/* The wakeups (wakeup_events, the watermark) came at the same records. */
+		assert_int_equal(ref_engine_poll(a.e, a.fd, POLLIN, 0),
+				 ref_engine_poll(b.e, b.fd, POLLIN, 0));
 		if (r % 10 == 0) {
 			uint64_t drops = 1 + r % 3;
 
@@ -262,6 +273,12 @@ static void batched_equals_general(void **state)
 			.overwrite = next() % 8 == 0,
 			.data_pages = pages[next() % 4],
 		};
+		uint64_t w = next() % 4;
+
+		if (w == 1)
+			sh.wakeup_events = 1 + (uint32_t)(next() % 5);
+		else if (w == 2)
+			sh.watermark = 64 + (uint32_t)(next() % 4096);
 
 		/* Mostly the fields the lane takes, and the usual profile. */
 		if (i % 3 == 0)

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ref/record/record.h"
+#include "ref/record/sample_layout.h"
 
 /* Largest multiple of 8 a u16 header size can hold (as in record.c). */
 #define RECORD_SIZE_MAX 65528u
@@ -92,39 +92,4 @@ int ref_record_layout_plan(const struct ref_record_desc *d, struct ref_record_la
 	l->head = off;
 	l->tail = (size_t)n - off;
 	return 0;
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-void ref_record_layout_encode(const struct ref_record_layout *l, const struct pecs_sample *s,
-			      uint32_t keep, size_t size, void *out)
-{
-	uint8_t *p = out;
-	uint16_t size16 = (uint16_t)size;
-
-	memcpy(p, l->bytes, l->head);
-	memcpy(p + 6, &size16, sizeof(size16));
-	if (l->off_ip)
-		put_u64(p + l->off_ip, s->nr_ips ? s->ips[0] : 0);
-	if (l->off_tid) {
-		memcpy(p + l->off_tid, &s->pid, 4);
-		memcpy(p + l->off_tid + 4, &s->tid, 4);
-	}
-	if (l->off_time)
-		put_u64(p + l->off_time, s->time);
-	if (l->off_addr)
-		put_u64(p + l->off_addr, s->addr);
-	if (l->off_cpu)
-		memcpy(p + l->off_cpu, &s->cpu, 4); /* the other 4 bytes stay 0 */
-	if (l->off_period)
-		put_u64(p + l->off_period, s->period ? s->period : l->period);
-	if (l->off_nr)
-		put_u64(p + l->off_nr, 1 + (uint64_t)keep);
-	if (keep)
-		memcpy(p + l->head, s->ips, 8 * (size_t)keep);
-	if (l->tail)
-		memcpy(p + l->head + 8 * (size_t)keep, l->bytes + l->head, l->tail);
 }

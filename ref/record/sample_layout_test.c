@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "ref/record/record.h"
+#include "ref/record/sample_layout.h"
 
 #define DECLINED (PECS_SAMPLE_READ | PECS_SAMPLE_CODE_PAGE_SIZE)
 
