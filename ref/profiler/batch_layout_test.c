@@ -5,7 +5,7 @@
  * the ring's general write). After every push the two rings must hold the same bytes
  * and heads, over many sample_types, max_stacks and ring shapes: small rings that wrap
  * and fill (LOST records), profiler drops, overwrite and backward rings, wakeup_events
- * and watermarks (poll(2) after every push), and the types
+ * and watermarks (poll(2) after every push), PAUSE_OUTPUT and REFRESH, and the types
  * the lane must decline (CODE_PAGE_SIZE, a cpu-wide CGROUP). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -204,6 +204,12 @@ static size_t build(uint8_t *buf, size_t cap)
 	}
 }
 
+static void both_ioctl(struct side *a, struct side *b, unsigned long req, unsigned long arg)
+{
+	assert_int_equal(ref_engine_ioctl(a->e, a->fd, req, arg), 0);
+	assert_int_equal(ref_engine_ioctl(b->e, b->fd, req, arg), 0);
+}
+
 /* 0 when the engines refused the attr. */
 static int run_shape(const struct shape *sh, const uint8_t *stream, size_t len, int *fast)
 {
@@ -233,6 +239,14 @@ static int run_shape(const struct shape *sh, const uint8_t *stream, size_t len, 
 			assert_int_equal(ref_event_deliver_lost(a.ev, drops), 0);
 			assert_int_equal(ref_event_deliver_lost(b.ev, drops), 0);
 		}
+		/* PAUSE_OUTPUT on and off, and now and then a REFRESH limit (the event
+		 * turns itself off once it is used up, until the next ENABLE). */
+		if (r % 9 < 2)
+			both_ioctl(&a, &b, PECS_IOC_PAUSE_OUTPUT, r % 9 == 0);
+		if (r % 23 == 4)
+			both_ioctl(&a, &b, PECS_IOC_REFRESH, 1 + r % 40);
+		else if (r % 23 == 5)
+			both_ioctl(&a, &b, PECS_IOC_ENABLE, 0);
 		/* A reader that keeps up half the time: the small rings fill and wrap. */
 		if ((r >> 8) % 2 && !sh->overwrite) {
 			struct pecs_mmap_page *ma = a.map, *mb = b.map;
