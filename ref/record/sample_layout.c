@@ -48,7 +48,8 @@ static uint16_t *offset_of(struct ref_record_layout *l, uint64_t bit)
 int ref_record_layout_plan(const struct ref_record_desc *d, struct ref_record_layout *l)
 {
 	uint64_t head_mask = PECS_SAMPLE_CALLCHAIN | TAIL_FIELDS;
-	struct pecs_sample s = { .size = sizeof(s), .misc = PECS_MISC_USER };
+	static const uint64_t no_ips[1];
+	struct pecs_sample s = { .size = sizeof(s), .misc = PECS_MISC_USER, .ips = no_ips };
 	struct ref_record_desc dd = { 0 };
 	size_t off = 8, i;
 	ssize_t n;

@@ -15,7 +15,7 @@ void *ref_ring_window(struct ref_ring *r, size_t min, size_t *room)
 
 	*room = 0;
 	if (r->paused || r->lost_pending || r->backward || min > to_end ||
-	    !pthread_equal(r->holder, pthread_self()))
+	    !pthread_equal(__atomic_load_n(&r->holder, __ATOMIC_RELAXED), pthread_self()))
 		return NULL;
 	if (!r->overwrite && head + min > r->room_end) {
 		/* A: as in ring_write_general(); an older reading is as good for the
