@@ -12,6 +12,7 @@
 #include "ref/attr/attr.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
+#include "ref/record/sample_layout.h"
 
 struct ref_ring;
 struct ref_event;
@@ -99,6 +100,10 @@ struct ref_event {
 	unsigned mmap_count;
 	struct ref_ring *batch_ring; /* held from deliver_begin to _end (event_deliver.c) */
 	int batch_wrote;          /* a sample reached the ring in this batch: wake at _end */
+	int batch_laid_out;       /* batch_layout holds for this batch (event_batch.c) */
+	struct ref_record_layout batch_layout;
+	uint8_t *batch_at;        /* the ring's window: written up to batch_used */
+	size_t batch_room, batch_used;
 
 	/* Task facts for CGROUP and CODE_PAGE_SIZE: the id /proc knows the task by, found
 	 * at open (-1 none; 0 for a cpu-wide event), and its cgroup, looked up at enable

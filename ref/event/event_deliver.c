@@ -19,32 +19,6 @@ int ref_event_deliver_sample(struct ref_event *ev, const struct pecs_sample *s)
 	return ret;
 }
 
-/* A batch also holds the ring's own lock, which each write would otherwise take and
- * drop: with the engine lock held nothing can unmap or redirect the ring meanwhile. */
-void ref_event_deliver_begin(struct ref_event *ev)
-{
-	pthread_mutex_lock(&ev->env->lock);
-	ev->batch_ring = ev->rb ? ev->rb->ring : NULL;
-	if (ev->batch_ring)
-		ref_ring_hold(ev->batch_ring);
-}
-
-int ref_event_deliver_batched(struct ref_event *ev, const struct pecs_sample *s)
-{
-	return ev->injected ? REF_DELIVER_OFF : ref_event_deliver_locked(ev, s);
-}
-
-void ref_event_deliver_end(struct ref_event *ev)
-{
-	if (ev->batch_ring)
-		ref_ring_release(ev->batch_ring);
-	ev->batch_ring = NULL;
-	if (ev->batch_wrote)
-		pthread_cond_broadcast(&ev->env->wake);
-	ev->batch_wrote = 0;
-	pthread_mutex_unlock(&ev->env->lock);
-}
-
 int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
 {
 	struct ref_event_env *env = ev->env;

@@ -492,7 +492,9 @@ ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out,
 	} else if (st & PECS_SAMPLE_CALLCHAIN) {
 		put_u64(&c, 1 + (uint64_t)keep);
 		put_u64(&c, context_marker(misc));
-		memcpy(c.p, s->ips, 8 * (size_t)keep);
+		/* A sample without ips may have ips NULL: no memcpy() from it at all. */
+		if (keep)
+			memcpy(c.p, s->ips, 8 * (size_t)keep);
 		c.p += 8 * (size_t)keep;
 	}
 	put_sample_tail(&c, dd, st);

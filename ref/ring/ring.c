@@ -13,45 +13,10 @@
 #include "pecs/abi.h"
 #include "pecs/opts.h"
 #include "ref/ring/ring.h"
+#include "ref/ring/ring_impl.h"
 
 /* Room for the largest LOST record: header, id, lost and a full sample_id_all trailer. */
 #define LOST_RECORD_MAX 128
-
-struct ref_ring {
-	pthread_mutex_t lock;
-	/* The thread in ref_ring_hold(), else 0: it writes and queries without the lock.
-	 * Only that thread stores its own id here, so a thread that reads its own id back
-	 * is the holder, and any other thread reads something else. */
-	pthread_t holder;
-	int memfd;
-	size_t nr_pages;
-	long page_size;
-	size_t len;
-	uint8_t *base; /* the engine's own read-write mapping */
-	struct pecs_mmap_page *pg;
-	uint8_t *data;
-	uint64_t data_size;
-	int overwrite, backward;
-
-	/* As rb->head: the next free byte (forward) or the last written one (backward),
-	 * published to pg->data_head once the record is in place. */
-	uint64_t head;
-	uint64_t lost_total, lost_pending;
-	int paused;
-
-	/* Wakeup accounting as the kernel keeps it: `wakeup` advances by the watermark
-	 * when the head runs that far past it, and by one per wakeup_events samples; any
-	 * change during a write makes a wakeup. */
-	uint64_t watermark, wakeup;
-	uint32_t wakeup_events, events;
-	_Atomic int poll;
-
-	uint8_t *scratch; /* a wrapping encoded record is built here */
-	ref_ring_lost_fn lost_fn;
-	void *lost_arg;
-	void (*wakeup_fn)(void *arg);
-	void *wakeup_arg;
-};
 
 static int is_pow2(size_t n)
 {
@@ -71,25 +36,6 @@ static void page_init(struct ref_ring *r)
 	pg->size = offsetof(struct pecs_mmap_page, reserved);
 	pg->data_offset = (uint64_t)r->page_size;
 	pg->data_size = r->data_size;
-}
-
-/* The lock for one call, unless this thread holds the ring already (ref_ring_hold()):
- * 1 when taken. A plain mutex costs one atomic operation a call (a recursive one costs
- * more); a holder's writes cost none. */
-static int ring_lock(struct ref_ring *r)
-{
-	pthread_t h = __atomic_load_n(&r->holder, __ATOMIC_RELAXED);
-
-	if (h && pthread_equal(h, pthread_self()))
-		return 0;
-	pthread_mutex_lock(&r->lock);
-	return 1;
-}
-
-static void ring_unlock(struct ref_ring *r, int taken)
-{
-	if (taken)
-		pthread_mutex_unlock(&r->lock);
 }
 
 int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int overwrite)
@@ -176,6 +122,7 @@ void ref_ring_hold(struct ref_ring *r)
 {
 	pthread_mutex_lock(&r->lock);
 	__atomic_store_n(&r->holder, pthread_self(), __ATOMIC_RELAXED);
+	r->room_end = 0;
 }
 
 void ref_ring_release(struct ref_ring *r)
@@ -248,14 +195,6 @@ static void data_copy(struct ref_ring *r, uint64_t pos, const void *src, size_t 
 	}
 }
 
-/* CIRC_SPACE: what the writer may fill without its head reaching the reader's tail.
- * One byte is always kept back so that head == tail means empty; with 8-byte records
- * that leaves data_size - 8 usable. */
-static uint64_t circ_space(uint64_t head, uint64_t tail, uint64_t size)
-{
-	return (tail - (head + 1)) & (size - 1);
-}
-
 static size_t lost_encode(struct ref_ring *r, const void *cookie, uint8_t *buf)
 {
 	ssize_t n;
@@ -325,33 +264,6 @@ static int src_copy(struct ref_ring *r, uint64_t pos, const struct ring_src *src
 	data_copy(r, pos, r->scratch, len);
 	*sample = record_is_sample(r->scratch);
 	return 0;
-}
-
-/* After a record's bytes are in place: the head moves, wakeups are counted and the
- * head published. */
-static inline void ring_commit(struct ref_ring *r, uint64_t head, uint64_t fwd_head, int sample)
-{
-	uint64_t wakeup = r->wakeup;
-
-	r->head = head;
-	if (fwd_head - r->wakeup > r->watermark)
-		r->wakeup += r->watermark;
-
-	/* Only samples count towards wakeup_events, as only perf_output_sample() counts. */
-	if (r->wakeup_events && sample && ++r->events >= r->wakeup_events) {
-		r->events -= r->wakeup_events;
-		r->wakeup++;
-	}
-
-	/* B: the record's bytes before the head that publishes them; pairs with the
-	 * reader's acquire load of data_head. */
-	__atomic_store_n(&r->pg->data_head, r->head, __ATOMIC_RELEASE);
-
-	if (r->wakeup != wakeup) {
-		atomic_store(&r->poll, EPOLLIN | EPOLLRDNORM);
-		if (r->wakeup_fn)
-			r->wakeup_fn(r->wakeup_arg);
-	}
 }
 
 /* A record that cannot be written: output paused (counted lost) or no data pages. */

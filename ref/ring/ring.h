@@ -80,6 +80,20 @@ typedef int (*ref_ring_encode_fn)(void *ctx, void *out, size_t len);
 int ref_ring_write_encoded(struct ref_ring *r, size_t len, ref_ring_encode_fn encode,
 			   void *ctx, const void *cookie);
 
+/* For the thread holding the ring (ref_ring_hold()): the room at the head where
+ * records can be written one after another, in one piece, without the general write's
+ * checks per record: *room bytes up to the end of the data area and the reader's tail,
+ * at least min. NULL when the next record needs the general write (output paused, a
+ * LOST record owed, a backward ring, the record would wrap, or too little room, which
+ * that write then counts); nothing is counted or moved. The tail is read again only
+ * when the room known from the last reading is too small: it only grows while a
+ * reader consumes. The holder writes samples there (each header's size set), then
+ * ref_ring_advance() over the bytes written, before any other call on the ring. */
+void *ref_ring_window(struct ref_ring *r, size_t min, size_t *room);
+/* The samples in the len bytes at the head are written: each is accounted (wakeups)
+ * and published as a write of it would be. */
+void ref_ring_advance(struct ref_ring *r, size_t len);
+
 /* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports when one
  * event owns the ring (the kernel counts per event; with SET_OUTPUT the engine keeps its
  * own per-event count from the -ENOSPC returns). */
