@@ -4,7 +4,7 @@
  * The names are those x86-64 glibc's <sys/syscall.h> defines as SYS_<name> (listed from
  * `cc -dM -E` of that header); the numbers come from that header at build time.
  * Elsewhere the table is empty and every syscall tracepoint opens but never fires
- * (docs/behaviours.md, OPEN-TRACEPOINT-SYSCALLS). */
+ * (docs/behaviours.md, Tracepoints). */
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/syscall.h>

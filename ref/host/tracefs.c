@@ -1,11 +1,12 @@
 /* The syscalls:* tracepoints as the host's tracefs describes them: an event's id (what
  * attr.config names for PERF_TYPE_TRACEPOINT), the call it traces and, for an entry, how
- * many arguments its record carries. Ids are the running kernel's, handed out at boot, so
- * they are looked up at each open rather than known in advance. */
+ * many arguments its record carries. Ids are the running kernel's, handed out at boot,
+ * so they are read from tracefs rather than known in advance. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,44 +50,81 @@ static uint32_t count_args(const char *dir, const char *name)
 	return n > 6 ? 6 : n;
 }
 
-static int scan(const char *root, uint64_t id, struct ref_syscall_tp *tp)
+/* The ids are handed out at boot and syscall tracepoints never come or go, so tracefs
+ * is listed once per process: an open of an id no syscall has then costs a table walk,
+ * not a read of every event's id file. Each tracepoint's format is read at its open. */
+#define MAX_TPS 2048
+
+struct tp_entry {
+	uint32_t id;
+	char name[48]; /* sys_enter_... */
+};
+
+static struct {
+	pthread_once_t once;
+	int err;        /* -EACCES when no tracefs could be read */
+	const char *root;
+	struct tp_entry *tps;
+	size_t nr;
+} cache = { .once = PTHREAD_ONCE_INIT, .err = -EACCES };
+
+static int list(const char *root)
 {
 	char dir[128], path[512], buf[32];
 	struct dirent *de;
 	DIR *d;
-	int found = -ENOENT;
 
 	snprintf(dir, sizeof(dir), "%s/events/syscalls", root);
 	d = opendir(dir);
 	if (!d)
 		return -EACCES;
-	while (found && (de = readdir(d)) != NULL) {
-		int exit = strncmp(de->d_name, EXIT, strlen(EXIT)) == 0;
+	cache.tps = calloc(MAX_TPS, sizeof(*cache.tps));
+	while (cache.tps && cache.nr < MAX_TPS && (de = readdir(d)) != NULL) {
+		struct tp_entry *e = &cache.tps[cache.nr];
 
-		if (!exit && strncmp(de->d_name, ENTER, strlen(ENTER)) != 0)
+		if ((strncmp(de->d_name, ENTER, strlen(ENTER)) != 0 &&
+		     strncmp(de->d_name, EXIT, strlen(EXIT)) != 0) ||
+		    strlen(de->d_name) >= sizeof(e->name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name);
-		if (slurp(path, buf, sizeof(buf)) <= 0 || strtoull(buf, NULL, 10) != id)
+		if (slurp(path, buf, sizeof(buf)) <= 0)
 			continue;
-		tp->type = (uint16_t)id;
-		tp->exit = exit;
-		tp->nr = ref_host_syscall_nr(de->d_name + (exit ? strlen(EXIT) : strlen(ENTER)));
-		tp->nargs = exit ? 0 : count_args(dir, de->d_name);
-		found = 0;
+		e->id = (uint32_t)strtoul(buf, NULL, 10);
+		strcpy(e->name, de->d_name);
+		cache.nr++;
 	}
 	closedir(d);
-	return found;
+	return 0;
+}
+
+static void load(void)
+{
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && cache.err; i++) {
+		cache.err = list(roots[i]);
+		if (!cache.err)
+			cache.root = roots[i];
+	}
 }
 
 int ref_host_syscall_tp(uint64_t id, struct ref_syscall_tp *tp)
 {
-	int err = -ENOENT;
+	char dir[128];
 
 	memset(tp, 0, sizeof(*tp));
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		err = scan(roots[i], id, tp);
-		if (err != -EACCES)
-			return err;
+	pthread_once(&cache.once, load);
+	if (cache.err)
+		return cache.err;
+	for (size_t i = 0; i < cache.nr; i++) {
+		const char *name = cache.tps[i].name;
+
+		if (cache.tps[i].id != id)
+			continue;
+		tp->type = (uint16_t)id;
+		tp->exit = strncmp(name, EXIT, strlen(EXIT)) == 0;
+		tp->nr = ref_host_syscall_nr(name + (tp->exit ? strlen(EXIT) : strlen(ENTER)));
+		snprintf(dir, sizeof(dir), "%s/events/syscalls", cache.root);
+		tp->nargs = tp->exit ? 0 : count_args(dir, name);
+		return 0;
 	}
-	return err;
+	return -ENOENT;
 }

@@ -408,7 +408,8 @@ static struct pecs_impl pipe_impl = {
  * have no operation, and a version 1 testee cannot share its mappings. */
 static int cannot_carry(const char *f)
 {
-	static const char *const never[] = {"engine.inject", "profiler.replay", NULL};
+	static const char *const never[] = {"engine.inject", "profiler.replay",
+					     "tracepoint.syscalls", NULL};
 	static const char *const v1_cannot[] = {"mmap", "mmap.overwrite", NULL};
 	for (const char *const *p = never; *p; p++)
 		if (strcmp(*p, f) == 0)
