@@ -105,7 +105,12 @@ long syscall(long nr, ...)
 	if (nr == SYS_perf_event_open)
 		return open_event((struct pecs_attr *)a[0], (pid_t)a[1], (int)a[2], (int)a[3],
 				  (unsigned long)a[4]);
-	return ip_real()->syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (!ip_task_reported(nr))
+		return ip_real()->syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	struct ip_task_call c;
+
+	ip_task_enter(&c, nr, (const unsigned long *)a, __builtin_return_address(0));
+	return ip_task_exit(&c, ip_real()->syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }
 
 int ioctl(int fd, unsigned long request, ...)
@@ -250,7 +255,8 @@ static void toggle_one(int ifd, void *arg)
 }
 
 /* PR_TASK_PERF_EVENTS_{ENABLE,DISABLE} act on every event the caller opened: here, every
- * event of the table. The kernel's prctl then runs too, for its own answer. */
+ * event of the table. The kernel's prctl then runs too, for its own answer. Every prctl
+ * is reported for syscalls:sys_{enter,exit}_prctl (task.c). */
 int prctl(int option, ...)
 {
 	va_list ap;
@@ -270,5 +276,14 @@ int prctl(int option, ...)
 		if (t.impl)
 			ip_table_each(toggle_one, &t);
 	}
-	return ip_real()->prctl(option, a[0], a[1], a[2], a[3]);
+	struct ip_task_call c;
+	unsigned long args[6] = {(unsigned long)option, a[0], a[1], a[2], a[3]};
+
+	ip_task_enter(&c, SYS_prctl, args, __builtin_return_address(0));
+	int r = ip_real()->prctl(option, a[0], a[1], a[2], a[3]);
+
+	/* __set_task_comm() raises PERF_RECORD_COMM for the new name. */
+	if (r == 0 && option == PR_SET_NAME)
+		ip_task_comm(&c, (const char *)a[0]);
+	return (int)ip_task_exit(&c, r);
 }

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -31,6 +32,9 @@ struct ip_real {
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
 	int (*prctl)(int, ...);
+	pid_t (*getsid)(pid_t);
+	pid_t (*getppid)(void);
+	pid_t (*getpgid)(pid_t);
 	pid_t (*wait)(int *);
 	pid_t (*waitpid)(pid_t, int *, int);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
@@ -74,5 +78,20 @@ int ip_map_take(void *addr);
 
 /* The routed calls behind poll/ppoll: fds holds at least one event. */
 int ip_poll_events(struct pollfd *fds, nfds_t nfds, int timeout_ms);
+
+/* A system call the implementation is told of (task.c): ip_task_enter() before it,
+ * ip_task_exit() after it with the C library's return (kept, with errno). */
+struct ip_task_call {
+	const struct pecs_impl *impl; /* NULL: nothing to report */
+	void *ctx;
+	long nr;
+	uint64_t ip;
+};
+/* 1 for the calls that are reported when made through syscall(). */
+int ip_task_reported(long nr);
+void ip_task_enter(struct ip_task_call *c, long nr, const unsigned long args[6], void *ip);
+/* Between enter and exit: the thread's name is now comm. */
+void ip_task_comm(struct ip_task_call *c, const char *comm);
+long ip_task_exit(struct ip_task_call *c, long r);
 
 #endif /* PECS_INTERPOSE_INTERNAL_H */

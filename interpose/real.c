@@ -37,6 +37,9 @@ static void resolve(void)
 	real.ppoll = (int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			      const sigset_t *))next("ppoll");
 	real.prctl = (int (*)(int, ...))next("prctl");
+	real.getsid = (pid_t(*)(pid_t))next("getsid");
+	real.getppid = (pid_t(*)(void))next("getppid");
+	real.getpgid = (pid_t(*)(pid_t))next("getpgid");
 	real.wait = (pid_t(*)(int *))next("wait");
 	real.waitpid = (pid_t(*)(pid_t, int *, int))next("waitpid");
 	real.wait4 = (pid_t(*)(pid_t, int *, int, struct rusage *))next("wait4");

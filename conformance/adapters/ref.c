@@ -142,11 +142,17 @@ static int ref_set_profiler(void *ctx, int fd, const struct pecs_profiler_stream
 	return ref_profiler_attach_replay(E(ctx), fd, stream);
 }
 
+/* The engine is in this process: the case says what its thread did. */
+static int ref_task_event(void *ctx, const struct pecs_task_event *te)
+{
+	return ref_engine_task_event(E(ctx), te);
+}
+
 /* Exactly what the engine implements; docs/features.txt defines each name. */
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "policy", "pid.other",
-	"engine.inject", "sampling", "profiler.replay", "profiler.drops", NULL,
+	"engine.inject", "sampling", "profiler.replay", "profiler.drops", "tracepoint.syscalls", NULL,
 };
 
 static const struct pecs_impl ref_impl = {
@@ -166,6 +172,7 @@ static const struct pecs_impl ref_impl = {
 	.write = ref_write,
 	.inject_sample = ref_inject,
 	.set_profiler = ref_set_profiler,
+	.task_event = ref_task_event,
 };
 
 const struct pecs_impl *pecs_adapter(void)

@@ -143,10 +143,18 @@ static int sys_host_facts(void *ctx, struct pecs_host_facts *facts)
 	return 0;
 }
 
+/* The kernel saw the system call or the new name itself. */
+static int sys_task_event(void *ctx, const struct pecs_task_event *te)
+{
+	(void)ctx;
+	(void)te;
+	return 0;
+}
+
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "sampling", "policy",
-	"pid.other", NULL,
+	"pid.other", "tracepoint.syscalls", NULL,
 };
 
 static const struct pecs_impl syscall_impl = {
@@ -164,6 +172,7 @@ static const struct pecs_impl syscall_impl = {
 	.poll = sys_poll,
 	.host_facts = sys_host_facts,
 	.write = sys_write,
+	.task_event = sys_task_event,
 };
 
 const struct pecs_impl *pecs_adapter(void)

@@ -149,6 +149,13 @@ int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_strea
 	return t->impl->set_profiler(t->ctx, fd, stream);
 }
 
+int pecs_task_event(struct pecs_t *t, const struct pecs_task_event *te)
+{
+	if (!PECS_IMPL_HAS(t->impl, task_event))
+		return -ENOSYS;
+	return t->impl->task_event(t->ctx, te);
+}
+
 void pecs_case_release(struct pecs_t *t)
 {
 	/* Unmap before closing: an fd's buffer outlives close() while mapped. */

@@ -21,8 +21,9 @@ import sys
 PTR_BYTES, PTR_NULL, PTR_BAD, PTR_INTEGER = range(4)
 EINVAL, ENOSYS, EPROTONOSUPPORT = 22, 38, 93
 SYS_perf_event_open = 298  # x86-64
+# tracepoint.syscalls: the kernel sees the runner's system calls on the runner's tid.
 FEATURES = ["counting", "read.group", "read.lost", "ioctl.refresh", "poll", "policy",
-            "pid.other"]
+            "pid.other", "tracepoint.syscalls"]
 # Their cases read the ring, which only version 2 shares with the runner.
 RING_FEATURES = ["mmap", "mmap.overwrite", "sampling", "ioctl.set_output",
                  "ioctl.pause_output"]

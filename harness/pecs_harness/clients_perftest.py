@@ -21,9 +21,6 @@ ENTRIES = (
 
 # Entries ref is known to fail, with the missing behaviour (docs/behaviours.md).
 KNOWN = {
-    "Read samples using the mmap interface":
-        "opens syscalls:sys_enter_* tracepoints; ref has no tracepoint PMU "
-        "(OPEN-TRACEPOINT-BREAKPOINT-EINVAL)",
     # Seen once, in a //... run at load 27 (passed in every other run here): the entry
     # fails when its ~10 ms loop gets no sample at 500 Hz, which ref's in-process
     # sampler can do when its ticker thread is starved. Not confirmed: the reason of a
@@ -31,9 +28,6 @@ KNOWN = {
     "Software clock events period values":
         "ref's in-process sampler (a ticker thread) may take no sample in the entry's "
         "~10 ms loop on a starved machine, which the entry fails (seen once at load 27)",
-    "Read backward ring buffer":
-        "opens the syscalls:sys_enter_prctl tracepoint; ref has no tracepoint PMU "
-        "(OPEN-TRACEPOINT-BREAKPOINT-EINVAL)",
 }
 
 LINE = re.compile(r"^\s*(\d+(?:\.\d+)?):\s*(.*?)\s*:\s*(.*)$")

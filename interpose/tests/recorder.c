@@ -102,7 +102,20 @@ static int r_poll(void *ctx, int fd, short events, int timeout_ms)
 	return rec.poll_answer & events;
 }
 
-static const char *const features[] = {"counting", NULL};
+static int r_task_event(void *ctx, const struct pecs_task_event *te)
+{
+	(void)ctx;
+	rec.task_events++;
+	rec.task_what = te->what;
+	rec.task_nr = te->nr;
+	rec.task_arg0 = te->args[0];
+	rec.task_ret = te->ret;
+	if (te->comm)
+		strncpy(rec.task_comm, te->comm, sizeof(rec.task_comm) - 1);
+	return 0;
+}
+
+static const char *const features[] = {"counting", "tracepoint.syscalls", NULL};
 
 static const struct pecs_impl recorder = {
 	.size = sizeof(struct pecs_impl),
@@ -117,6 +130,7 @@ static const struct pecs_impl recorder = {
 	.mmap = r_mmap,
 	.munmap = r_munmap,
 	.poll = r_poll,
+	.task_event = r_task_event,
 };
 
 const struct pecs_impl *pecs_plugin_impl(void)

@@ -19,6 +19,12 @@ struct recorder_log {
 	void *munmap_addr;
 	int poll_timeout;
 	int poll_answer; /* what poll returns, masked by the events asked */
+	int task_events;   /* task_event calls, and what the last one said */
+	uint32_t task_what;
+	int32_t task_nr;
+	uint64_t task_arg0;
+	int64_t task_ret;
+	char task_comm[16];
 };
 
 /* Exported by librecorder.so. */

@@ -27,6 +27,7 @@
 #include "interpose/tests/recorder.h"
 #include "pecs/abi.h"
 #include "pecs/interpose.h"
+#include "pecs/task_event.h"
 
 static const char *plugin_path;
 static struct recorder_log *rec;
@@ -256,6 +257,48 @@ static void prctl_toggles_every_event(void **state)
 	close(a);
 }
 
+/* getsid, getppid, getpgid and prctl (by their wrappers or through syscall()) are told
+ * to the implementation around the real call while an event is open; other calls, and
+ * any call while none is, are not. PR_SET_NAME adds the COMM between enter and exit. */
+static void syscalls_are_told_while_events_are_open(void **state)
+{
+	char old[16] = {0};
+	int n = rec->task_events, fd;
+	pid_t ppid = getppid();
+
+	(void)state;
+	assert_int_equal(rec->task_events, n);
+	fd = open_event(1, -1, 0);
+	assert_int_equal(getppid(), ppid);
+	assert_int_equal(rec->task_events, n + 2);
+	assert_int_equal(rec->task_what, PECS_TASK_SYSCALL_EXIT);
+	assert_int_equal(rec->task_nr, SYS_getppid);
+	assert_int_equal(rec->task_ret, ppid);
+	assert_int_equal(syscall(SYS_getpgid, (long)getpid()), getpgid(0));
+	assert_int_equal(rec->task_events, n + 6);
+	assert_int_equal(rec->task_nr, SYS_getpgid);
+	syscall(SYS_gettid);
+	getsid(0);
+	assert_int_equal(rec->task_events, n + 8);
+	assert_int_equal(rec->task_nr, SYS_getsid);
+	/* a failing call's exit carries -errno, and errno survives the report */
+	errno = 0;
+	assert_int_equal(getsid(-1), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(rec->task_ret, -ESRCH);
+	assert_int_equal(prctl(PR_GET_NAME, old, 0, 0, 0), 0);
+	n = rec->task_events;
+	assert_int_equal(prctl(PR_SET_NAME, "routed", 0, 0, 0), 0);
+	assert_int_equal(rec->task_events, n + 3);
+	assert_string_equal(rec->task_comm, "routed");
+	assert_int_equal(rec->task_nr, SYS_prctl);
+	prctl(PR_SET_NAME, old, 0, 0, 0);
+	close(fd);
+	n = rec->task_events;
+	getppid();
+	assert_int_equal(rec->task_events, n);
+}
+
 /* A blocking wait reads every event once before the reap; WNOHANG does not. */
 static void a_blocking_wait_reads_the_events_first(void **state)
 {
@@ -314,6 +357,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(mmap_and_munmap_route_event_mappings),
 		cmocka_unit_test(poll_asks_the_implementation_for_events),
 		cmocka_unit_test(prctl_toggles_every_event),
+		cmocka_unit_test(syscalls_are_told_while_events_are_open),
 		cmocka_unit_test(a_blocking_wait_reads_the_events_first),
 		cmocka_unit_test(other_syscalls_pass_through),
 	};

@@ -7,6 +7,7 @@
 
 #include "pecs/abi.h"
 #include "pecs/ref.h"
+#include "ref/host/host.h"
 
 /* The host limits validation depends on. */
 struct ref_limits {
@@ -39,12 +40,15 @@ enum ref_kind {
 	REF_KIND_CONTEXT_SWITCHES,
 	REF_KIND_CPU_MIGRATIONS,
 	REF_KIND_ZERO, /* events that honestly never fire here: DUMMY, BPF_OUTPUT, x86 faults */
+	REF_KIND_SYSCALL_TP, /* a syscalls:* tracepoint: fires when told (ref_engine_task_event) */
 };
 
 /* The PMU lookup of perf_init_event() and its event_init(): ENOENT for types and
- * configs no PMU takes, EINVAL where Linux's own PMU refuses (tracepoint, breakpoint),
- * EOPNOTSUPP for branch stacks and extended registers. cpu_wide: pid -1. */
-int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind);
+ * configs no PMU takes, EINVAL where Linux's own PMU refuses (a tracepoint id that is
+ * not a syscall tracepoint of the host's tracefs, any breakpoint), EOPNOTSUPP for branch
+ * stacks and extended registers. cpu_wide: pid -1. *tp is filled for a tracepoint. */
+int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind,
+		  struct ref_syscall_tp *tp);
 
 /* Clock events are the two Linux moves onto their own hrtimer PMUs. */
 static inline int ref_kind_is_clock(enum ref_kind k)

@@ -56,7 +56,8 @@ static int software_kind(uint64_t config, int cpu_wide, int user_only, enum ref_
 	return 0;
 }
 
-int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind)
+int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind,
+		  struct ref_syscall_tp *tp)
 {
 	int err;
 
@@ -65,10 +66,19 @@ int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind)
 		err = software_kind(a->config, cpu_wide,
 				    (a->flags & PECS_ATTR_EXCLUDE_KERNEL) != 0, kind);
 		break;
-	/* Linux's tracepoint PMU refuses an id it does not know and the breakpoint PMU
-	 * an empty breakpoint, both with EINVAL; the engine has neither, so every config
-	 * is one they do not know. */
+	/* Linux's tracepoint PMU refuses an id it does not know with EINVAL. The engine
+	 * has the syscalls:* tracepoints, by the host's tracefs ids; an id it cannot find
+	 * there (another subsystem's, or tracefs unreadable) is one it does not know. */
 	case PECS_TYPE_TRACEPOINT:
+		if (a->sample_type & PECS_SAMPLE_BRANCH_STACK)
+			return -EOPNOTSUPP;
+		if (ref_host_syscall_tp(a->config, tp))
+			return -EINVAL;
+		*kind = REF_KIND_SYSCALL_TP;
+		err = 0;
+		break;
+	/* The breakpoint PMU refuses an empty breakpoint with EINVAL; the engine has none,
+	 * so every config is one it does not take. */
 	case PECS_TYPE_BREAKPOINT:
 		return -EINVAL;
 	default:

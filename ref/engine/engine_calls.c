@@ -1,7 +1,9 @@
 /* The public calls: flush the live samples they depend on (engine_flush.c), take the
  * engine lock, find the fd, run the event code, then run any profiler hooks it queued
  * with the lock dropped. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <unistd.h>
 #include <poll.h>
 #include <string.h>
@@ -194,4 +196,30 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;
+}
+
+int ref_engine_task_event(struct ref_engine *e, const struct pecs_task_event *te)
+{
+	struct pecs_task_event mine;
+	struct pecs_sample who = { .size = sizeof(who) };
+	struct timespec ts;
+	int cpu = sched_getcpu();
+	int err = pecs_opts_load(&mine, sizeof(mine), te,
+				 PECS_OPTS_SIZE_TO(pecs_task_event, comm));
+
+	if (err)
+		return err;
+	if (mine.what < PECS_TASK_SYSCALL_ENTER || mine.what > PECS_TASK_COMM)
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	who.pid = (uint32_t)getpid();
+	who.tid = (uint32_t)gettid();
+	who.time = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	who.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
+	pthread_mutex_lock(&e->env.lock);
+	for (size_t i = 0; i < e->nr_fds; i++)
+		if (e->fds[i])
+			ref_event_task_event(e->fds[i], &mine, &who);
+	pthread_mutex_unlock(&e->env.lock);
+	return 0;
 }

@@ -74,7 +74,8 @@ static int check_attr(struct ref_engine *e, const struct pecs_attr *a, pid_t pid
 /* perf_event_alloc() up to the PMU: cpu range, sigtrap, then (with an id spent, as the
  * kernel spends one from here on) inherit rules, PMU lookup, aux, cgroup, stack depth. */
 static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_task, int cpu,
-		       unsigned long flags, enum ref_kind *kind, uint64_t *id)
+		       unsigned long flags, enum ref_kind *kind, struct ref_syscall_tp *tp,
+		       uint64_t *id)
 {
 	int err;
 
@@ -86,7 +87,7 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	if ((a->flags & PECS_ATTR_INHERIT) && (a->sample_type & PECS_SAMPLE_READ) &&
 	    !(a->sample_type & PECS_SAMPLE_TID))
 		return -EINVAL;
-	err = ref_attr_kind(a, !has_task, kind);
+	err = ref_attr_kind(a, !has_task, kind, tp);
 	if (err)
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
@@ -150,8 +151,8 @@ struct task_ids {
 };
 
 static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr *a,
-				   enum ref_kind kind, uint64_t id, const struct task_ids *t,
-				   int cpu)
+				   enum ref_kind kind, const struct ref_syscall_tp *tp, uint64_t id,
+				   const struct task_ids *t, int cpu)
 {
 	pid_t pid = t->pid, tid = t->tid;
 	int same_process = t->same_process;
@@ -164,6 +165,7 @@ static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr 
 	ev->fd = -1;
 	ev->attr = *a;
 	ev->kind = kind;
+	ev->tp = *tp;
 	ev->id = id;
 	ev->pid = pid;
 	ev->tid = pid == -1 ? -1 : tid;
@@ -239,6 +241,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	struct ref_event *leader = NULL, *output = NULL, *ev;
 	struct pecs_attr a;
 	enum ref_kind kind = REF_KIND_ZERO;
+	struct ref_syscall_tp tp = { .nr = -1 };
 	pid_t tid = -1;
 	int same_process = 0, has_task = 0, err;
 	struct task_ids t = { .proc_tid = -1 };
@@ -272,7 +275,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	if (has_task && leader &&
 	    ((leader->attr.flags ^ a.flags) & PECS_ATTR_INHERIT))
 		return -EINVAL;
-	err = check_alloc(e, &a, has_task, cpu, flags, &kind, &id);
+	err = check_alloc(e, &a, has_task, cpu, flags, &kind, &tp, &id);
 	if (err)
 		return err;
 	if ((a.flags & PECS_ATTR_USE_CLOCKID) && !clock_valid(a.clockid))
@@ -290,7 +293,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	t.pid = has_task ? pid : -1;
 	t.tid = tid;
 	t.same_process = same_process;
-	ev = event_new(e, &a, kind, id, &t, cpu);
+	ev = event_new(e, &a, kind, &tp, id, &t, cpu);
 	if (!ev)
 		return has_task ? -ESRCH : -ENOMEM;
 	return install(e, ev, leader, output);

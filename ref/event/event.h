@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "pecs/ref.h"
+#include "pecs/task_event.h"
 #include "ref/attr/attr.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
@@ -111,6 +112,11 @@ struct ref_event {
 	pid_t proc_id;
 	uint64_t cgroup;
 
+	/* A syscalls:* tracepoint (kind REF_KIND_SYSCALL_TP): which call, and the hits
+	 * left before its next sample. */
+	struct ref_syscall_tp tp;
+	uint64_t tp_left;
+
 	struct ref_exec_mark exec;
 	struct ref_tracer *tracer; /* samples it from outside (event_trace.c), or NULL */
 
@@ -201,6 +207,12 @@ void ref_event_sb_exit(struct ref_event *ev, const struct pecs_sample *src, uint
 /* src is the task that made the new one, pid/tid (its ppid and ptid). */
 void ref_event_sb_fork(struct ref_event *ev, const struct pecs_sample *src, uint32_t pid,
 		       uint32_t tid);
+
+/* ---- what the calling thread did (event_tracepoint.c) ---- */
+/* te happened in task `who` (pid, tid, time, cpu): a syscall tracepoint event it matches
+ * counts it and samples it, a COMM goes to events that asked for it. */
+void ref_event_task_event(struct ref_event *ev, const struct pecs_task_event *te,
+			  const struct pecs_sample *who);
 
 /* ---- lifetime, state and groups (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);

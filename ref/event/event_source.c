@@ -226,6 +226,7 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 			s->kind = sched_visible ? REF_SRC_MIGRATIONS : REF_SRC_ZERO;
 			break;
 		case REF_KIND_ZERO:
+		case REF_KIND_SYSCALL_TP: /* counted as told (event_tracepoint.c) */
 			s->kind = REF_SRC_ZERO;
 			break;
 		}

@@ -49,4 +49,17 @@ int ref_host_stat_comm(pid_t tid, char *comm, size_t len);
  * thread group. 0, or a negative errno (-EINVAL for a line it cannot read). */
 int ref_host_schedstat_ns(pid_t pid, pid_t tid, uint64_t *ns);
 
+/* A syscalls:sys_enter_* or sys_exit_* tracepoint (tracefs.c). */
+struct ref_syscall_tp {
+	int nr;         /* the call's number; -1 when this libc has no name for it */
+	int exit;       /* sys_exit_*: the record carries ret, not args */
+	uint32_t nargs; /* sys_enter_*: the arguments its record carries */
+	uint16_t type;  /* the id, which records carry as common_type */
+};
+/* The syscall tracepoint with tracefs id `id`: 0; -ENOENT when tracefs has none with that
+ * id; -EACCES when no tracefs could be read. */
+int ref_host_syscall_tp(uint64_t id, struct ref_syscall_tp *tp);
+/* The number of the call tracefs names `name` (getsid, newstat...), or -1. */
+int ref_host_syscall_nr(const char *name);
+
 #endif /* REF_HOST_H */

@@ -145,6 +145,16 @@ static int desc_load(const struct ref_record_desc *d, struct ref_record_desc *ou
 	return 0;
 }
 
+/* A RAW payload keeps the record 8-byte aligned: its u32 size and the bytes fill u64s. */
+static int sample_valid(const struct pecs_sample *s)
+{
+	if (s->nr_ips && !s->ips)
+		return -EINVAL;
+	if (s->raw_size && (!s->raw || (s->raw_size + 4u) % 8u))
+		return -EINVAL;
+	return 0;
+}
+
 /* A copy of the caller's sample (pecs/opts.h rules); the encoders read only the copy. */
 static int sample_load(const struct pecs_sample *s, struct pecs_sample *out)
 {
@@ -158,7 +168,7 @@ static int sample_load(const struct pecs_sample *s, struct pecs_sample *out)
 		if (err)
 			return err;
 	}
-	return out->nr_ips && !out->ips ? -EINVAL : 0;
+	return sample_valid(out);
 }
 
 /* ---- sample_id_all trailer ------------------------------------------------------ */
@@ -295,6 +305,9 @@ static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pe
 	}
 	if (st & PECS_SAMPLE_CALLCHAIN)
 		size += callchain_empty(d, s) ? 8 : 16;
+	/* FIXED_U64_FIELDS counted RAW as the empty payload's 8 bytes. */
+	if ((st & PECS_SAMPLE_RAW) && s->raw_size)
+		size += 4 + (size_t)s->raw_size - 8;
 	if (size > RECORD_SIZE_MAX) {
 		*err = -E2BIG;
 		return 0;
@@ -371,7 +384,7 @@ static int sample_view(const struct pecs_sample *s, struct pecs_sample *copy,
 		return sample_load(s, copy);
 	}
 	*out = s;
-	return s->nr_ips && !s->ips ? -EINVAL : 0;
+	return sample_valid(s);
 }
 
 ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
@@ -418,11 +431,19 @@ static uint64_t context_marker(uint16_t misc)
 
 /* The fields after the callchain, in perf_output_sample() order: what the engine has no
  * data for is written as Linux writes it when it has none. */
-static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd, uint64_t st)
+static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd,
+			    const struct pecs_sample *s, uint64_t st)
 {
+	uint32_t raw_size = s->raw_size;
+
 	/* Without raw data the kernel still writes a 4-byte size and 4 zero bytes. */
-	if (st & PECS_SAMPLE_RAW)
+	if ((st & PECS_SAMPLE_RAW) && raw_size) {
+		memcpy(c->p, &raw_size, 4);
+		memcpy(c->p + 4, s->raw, raw_size);
+		c->p += 4 + (size_t)raw_size;
+	} else if (st & PECS_SAMPLE_RAW) {
 		put_u32_pair(c, 4, 0);
+	}
 	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
 	if (st & PECS_SAMPLE_BRANCH_STACK)
 		put_u64(c, 0);
@@ -497,7 +518,7 @@ ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out,
 			memcpy(c.p, s->ips, 8 * (size_t)keep);
 		c.p += 8 * (size_t)keep;
 	}
-	put_sample_tail(&c, dd, st);
+	put_sample_tail(&c, dd, s, st);
 	return (ssize_t)size;
 }
 

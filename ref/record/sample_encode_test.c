@@ -531,6 +531,35 @@ static void test_live_kernel_record(void **state)
 	assert_memory_equal(mine, rec, h.size);
 }
 
+/* A RAW payload goes out as its u32 size and the bytes, between CALLCHAIN and
+ * BRANCH_STACK; a size that would leave the record unaligned, or a size without bytes,
+ * is refused before anything is written. */
+static void test_raw_payload(void **state)
+{
+	(void)state;
+	struct ref_record_desc d = base_desc(PECS_SAMPLE_TID | PECS_SAMPLE_RAW |
+					     PECS_SAMPLE_BRANCH_STACK);
+	struct pecs_sample s = base_sample();
+	uint8_t raw[28], out[128] __attribute__((aligned(8)));
+	uint32_t size;
+
+	for (size_t i = 0; i < sizeof(raw); i++)
+		raw[i] = (uint8_t)(i + 1);
+	s.raw = raw;
+	s.raw_size = sizeof(raw);
+	assert_int_equal(ref_record_sample_size(&d, &s, NULL), 8 + 8 + 4 + 28 + 8);
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), 56);
+	memcpy(&size, out + 16, 4);
+	assert_int_equal(size, 28);
+	assert_memory_equal(out + 20, raw, 28);
+	assert_int_equal(out[48], 0); /* BRANCH_STACK nr 0 follows */
+	s.raw_size = 24;
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), -EINVAL);
+	s.raw_size = 28;
+	s.raw = NULL;
+	assert_int_equal(ref_record_encode_sample(&d, &s, NULL, out, sizeof(out)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_short_desc),
 		cmocka_unit_test(test_lost_and_trailer),
 		cmocka_unit_test(test_live_kernel_record),
+		cmocka_unit_test(test_raw_payload),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,10 @@ struct pecs_sample {
 	uint64_t addr;
 	uint32_t nr_ips;       /* ips[0] is the sampled IP, the rest return addresses */
 	const uint64_t *ips;
+	/* Appended: PERF_SAMPLE_RAW's payload, raw_size bytes (raw_size + 4 a multiple of 8,
+	 * as the kernel pads it); NULL/0 for an event that has none. */
+	const void *raw;
+	uint32_t raw_size;
 };
 
 #endif /* PECS_SAMPLE_H */

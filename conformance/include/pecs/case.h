@@ -273,6 +273,8 @@ int pecs_munmap(struct pecs_t *t, void *addr, size_t length);
 int pecs_poll(struct pecs_t *t, int fd, short events, int timeout_ms);
 int pecs_inject_sample(struct pecs_t *t, int fd, const struct pecs_sample *sample);
 int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_stream *stream);
+/* -ENOSYS without the entry; toolkit/task.h makes the calls it reports. */
+int pecs_task_event(struct pecs_t *t, const struct pecs_task_event *te);
 
 /* Open that must succeed: evaluates to the fd, or fails the case. */
 #define PECS_OPEN(t, attr, pid, cpu, group_fd, flags)                                     \

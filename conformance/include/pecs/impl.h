@@ -21,6 +21,7 @@
 #include "pecs/host_facts.h"
 #include "pecs/profiler_stream.h"
 #include "pecs/sample.h"
+#include "pecs/task_event.h"
 
 struct pecs_impl {
 	size_t size;                 /* sizeof(struct pecs_impl) as the implementation built it */
@@ -50,6 +51,11 @@ struct pecs_impl {
 	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
 	/* feature profiler.replay: the stream fd's profiler session will serve */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
+	/* feature tracepoint.syscalls: the calling thread did what te says. An implementation
+	 * that sees the caller's system calls itself (the kernel) has nothing to do; one in
+	 * the caller's process counts and samples its syscalls:* tracepoints and writes
+	 * PERF_RECORD_COMM from it. 0, or -EINVAL for a te it cannot read. */
+	int (*task_event)(void *ctx, const struct pecs_task_event *te);
 };
 
 #define PECS_IMPL_SIZE_V1 (offsetof(struct pecs_impl, set_profiler) + sizeof(void *))

@@ -22,6 +22,7 @@
 #include "pecs/abi.h"
 #include "pecs/host_facts.h"
 #include "pecs/sample.h"
+#include "pecs/task_event.h"
 
 /* Capability bits as numbered by <linux/capability.h>, kept as a mask (1ull << n). */
 #define REF_CAP_IPC_LOCK 14
@@ -92,6 +93,13 @@ int ref_engine_poll(struct ref_engine *e, int fd, short events, int timeout_ms);
  * caller's to drive: samples and losses its profiler delivers are dropped, so what
  * reaches the ring is exactly what was injected. */
 int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sample *s);
+
+/* The calling thread did what te says (entered or left a system call, took a new
+ * name): the syscalls:* tracepoint events that see the thread count it and sample it,
+ * and events with attr.comm get PERF_RECORD_COMM, as Linux raises them itself. An engine
+ * in the caller's process cannot see the caller's system calls; its host (the
+ * interposer, a test) says. 0, or -EINVAL for a te it cannot read. */
+int ref_engine_task_event(struct ref_engine *e, const struct pecs_task_event *te);
 
 /* The limits and privileges the engine runs with. */
 int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts);

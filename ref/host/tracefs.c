@@ -1,0 +1,130 @@
+/* The syscalls:* tracepoints as the host's tracefs describes them: an event's id (what
+ * attr.config names for PERF_TYPE_TRACEPOINT), the call it traces and, for an entry, how
+ * many arguments its record carries. Ids are the running kernel's, handed out at boot,
+ * so they are read from tracefs rather than known in advance. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ref/host/host.h"
+
+#define ENTER "sys_enter_"
+#define EXIT "sys_exit_"
+
+static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+
+/* The file's first bytes, NUL-terminated; its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, len = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)len + 1 < cap && (n = read(fd, buf + len, cap - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+/* An entry record's arguments are the fields after __syscall_nr, one u64 each from
+ * offset 16 on: the format file's fields at offset 16 and beyond. */
+static uint32_t count_args(const char *dir, const char *name)
+{
+	char path[640], buf[8192];
+	uint32_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/format", dir, name);
+	if (slurp(path, buf, sizeof(buf)) < 0)
+		return 0;
+	for (const char *p = buf; (p = strstr(p, "offset:")) != NULL; p += 7)
+		if (strtol(p + 7, NULL, 10) >= 16)
+			n++;
+	return n > 6 ? 6 : n;
+}
+
+/* The ids are handed out at boot and syscall tracepoints never come or go, so tracefs
+ * is listed once per process: an open of an id no syscall has then costs a table walk,
+ * not a read of every event's id file. Each tracepoint's format is read at its open. */
+#define MAX_TPS 2048
+
+struct tp_entry {
+	uint32_t id;
+	char name[48]; /* sys_enter_... */
+};
+
+static struct {
+	pthread_once_t once;
+	int err;        /* -EACCES when no tracefs could be read */
+	const char *root;
+	struct tp_entry *tps;
+	size_t nr;
+} cache = { .once = PTHREAD_ONCE_INIT, .err = -EACCES };
+
+static int list(const char *root)
+{
+	char dir[128], path[512], buf[32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/events/syscalls", root);
+	d = opendir(dir);
+	if (!d)
+		return -EACCES;
+	cache.tps = calloc(MAX_TPS, sizeof(*cache.tps));
+	while (cache.tps && cache.nr < MAX_TPS && (de = readdir(d)) != NULL) {
+		struct tp_entry *e = &cache.tps[cache.nr];
+
+		if ((strncmp(de->d_name, ENTER, strlen(ENTER)) != 0 &&
+		     strncmp(de->d_name, EXIT, strlen(EXIT)) != 0) ||
+		    strlen(de->d_name) >= sizeof(e->name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name);
+		if (slurp(path, buf, sizeof(buf)) <= 0)
+			continue;
+		e->id = (uint32_t)strtoul(buf, NULL, 10);
+		strcpy(e->name, de->d_name);
+		cache.nr++;
+	}
+	closedir(d);
+	return 0;
+}
+
+static void load(void)
+{
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && cache.err; i++) {
+		cache.err = list(roots[i]);
+		if (!cache.err)
+			cache.root = roots[i];
+	}
+}
+
+int ref_host_syscall_tp(uint64_t id, struct ref_syscall_tp *tp)
+{
+	char dir[128];
+
+	memset(tp, 0, sizeof(*tp));
+	pthread_once(&cache.once, load);
+	if (cache.err)
+		return cache.err;
+	for (size_t i = 0; i < cache.nr; i++) {
+		const char *name = cache.tps[i].name;
+
+		if (cache.tps[i].id != id)
+			continue;
+		tp->type = (uint16_t)id;
+		tp->exit = strncmp(name, EXIT, strlen(EXIT)) == 0;
+		tp->nr = ref_host_syscall_nr(name + (tp->exit ? strlen(EXIT) : strlen(ENTER)));
+		snprintf(dir, sizeof(dir), "%s/events/syscalls", cache.root);
+		tp->nargs = tp->exit ? 0 : count_args(dir, name);
+		return 0;
+	}
+	return -ENOENT;
+}
