@@ -120,9 +120,11 @@ static void layout_refuses_bad_desc(void **state)
 	assert_int_equal(ref_record_layout_plan(&d, &l), -EINVAL);
 }
 
-/* A sample the layout does not take: a kernel cpumode, ips missing, an older version. */
+/* A sample the layout does not take: a kernel cpumode, ips missing, a RAW payload, an
+ * older version. */
 static void layout_fits_user_samples_only(void **state)
 {
+	static const uint32_t raw = 0;
 	struct pecs_sample s = { .size = sizeof(s), .misc = PECS_MISC_KERNEL };
 
 	(void)state;
@@ -131,6 +133,12 @@ static void layout_fits_user_samples_only(void **state)
 	s.nr_ips = 1;
 	assert_false(ref_record_layout_fits(&s));
 	s.nr_ips = 0;
+	assert_true(ref_record_layout_fits(&s));
+	s.raw = &raw;
+	s.raw_size = sizeof(raw);
+	assert_false(ref_record_layout_fits(&s));
+	s.raw = NULL;
+	s.raw_size = 0;
 	s.size = offsetof(struct pecs_sample, ips);
 	assert_false(ref_record_layout_fits(&s));
 }
