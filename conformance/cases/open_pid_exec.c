@@ -263,3 +263,49 @@ PECS_CASE("Required.Read.PidTask.InheritCountsTheTasksChildProcesses", "pid.othe
 		   "%llu) after a forked process touched %d pages", (unsigned long long)fwith[0],
 		   (unsigned long long)fwithout[0], PAGES);
 }
+
+#define SLEEPS 50
+
+/* inherit adds a forked process's context switches to the event when it exits, as it
+ * adds its time. The child forks a process that sleeps SLEEPS times (each sleep is a
+ * switch out of its CPU) and waits for it, then exits; the events are read while the
+ * child is a zombie, which its waited-for process's counts had joined long before. */
+PECS_CASE("Required.Read.PidTask.InheritCountsChildSwitches", "pid.other",
+	  "READ-PID-INHERIT-SWITCHES")
+{
+	const struct pecs_kid_opts o = {.burn_ns = MS, .sleeps = SLEEPS};
+	struct pecs_kid *k;
+	struct rusage ru;
+	uint64_t with[2], without[2];
+	/* The scheduler raises a switch with kernel registers: a user-only event counts none
+	 * (Read.Count.SwitchesUserOnlyZero). */
+	const uint64_t clear = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	int a, b;
+
+	if (!pecs_host(t)->privileged && pecs_host(t)->paranoid >= 2)
+		PECS_ENV_SKIP(t, "switches count in the kernel, which perf_event_paranoid %d "
+			      "keeps from an unprivileged caller", pecs_host(t)->paranoid);
+	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");
+	a = open_on(t, k, PECS_SW_CONTEXT_SWITCHES, PECS_ATTR_INHERIT, clear);
+	b = open_on(t, k, PECS_SW_CONTEXT_SWITCHES, 0, clear);
+	PECS_CHECK_OK(t, a, "inherit context-switches on the child %d", (int)pecs_kid_pid(k));
+	PECS_CHECK_OK(t, b, "context-switches without inherit on the child %d",
+		      (int)pecs_kid_pid(k));
+	pecs_kid_do(t, k, PECS_KID_FORK);
+	pecs_kid_do(t, k, PECS_KID_EXIT);
+	kid_wait_zombie(t, k);
+	read2(t, a, with);
+	read2(t, b, without);
+	pecs_kid_reap(t, k, &ru);
+	uint64_t ru_csw = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+
+	/* Each sleep is one switch at least; preemption, a tracer's stops and an emulator
+	 * add more, to both events and to the rusage alike. The rusage (the child's and its
+	 * waited-for process's whole lives) bounds the inherit event from above, with room
+	 * for the stops a tracer of this process makes after the child's exit is counted. */
+	PECS_CHECK(t, with[0] >= without[0] + SLEEPS, "inherit: %llu switches (without: %llu) "
+		   "after a forked process slept %d times", (unsigned long long)with[0],
+		   (unsigned long long)without[0], SLEEPS);
+	PECS_CHECK(t, with[0] <= ru_csw + SLEEPS, "inherit: %llu switches, the child's rusage "
+		   "%llu", (unsigned long long)with[0], (unsigned long long)ru_csw);
+}

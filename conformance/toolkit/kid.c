@@ -123,6 +123,10 @@ static pid_t new_process(const struct pecs_kid_opts *o, int vforked)
 		if (p == 0) {
 			burn(o);
 			touch_pages(o->pages);
+			/* Each sleep blocks: its timer lies in the future when the task asks to
+			 * sleep, so the task always leaves its CPU (a context switch). */
+			for (unsigned int i = 0; i < o->sleeps; i++)
+				nanosleep(&(struct timespec){0, 200000}, NULL);
 			_exit(0);
 		}
 	}

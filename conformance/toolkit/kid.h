@@ -25,6 +25,7 @@ struct pecs_kid_opts {
 	uid_t uid;                   /* with PECS_KID_AS_UID: its uid and gid, all three */
 	uint64_t burn_ns;            /* each burn's CPU time, in user space (pecs_burn_user()) */
 	unsigned int pages;          /* fresh pages PECS_KID_PAGES and a forked process touch */
+	unsigned int sleeps;         /* times a forked process then blocks (a 200 us sleep) */
 	const char *exec_path;       /* what PECS_KID_EXEC executes */
 };
 
@@ -37,8 +38,8 @@ enum pecs_kid_cmd {
 	/* A thread burns burn_ns and is joined; answered once /proc no longer lists it, when
 	 * its exit has handed its counts to the parent's events. Its tid. */
 	PECS_KID_THREAD = 't',
-	/* A process burns burn_ns, touches pages fresh pages and exits; answered once waited
-	 * for. Its pid. */
+	/* A process burns burn_ns, touches pages fresh pages, sleeps sleeps times and exits;
+	 * answered once waited for. Its pid. */
 	PECS_KID_FORK = 'f',
 	/* The child burns burn_ns itself (a sampler's period is due right at the vfork), then
 	 * vforks a process that exits at once; answered once waited for. Its pid. */

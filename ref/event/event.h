@@ -23,6 +23,7 @@ struct ref_source {
 	int kind;       /* REF_SRC_* in event_source.c */
 	clockid_t clock;
 	pid_t tid;      /* as /proc names it, for the /proc sources */
+	pid_t ns_tid;   /* as this process's pid namespace names it, for waitid() */
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
 	int children;   /* inherit on another process: add its waited-for children's */
 	uint64_t child_base; /* their counts at the open, which are not the event's */

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,19 +109,43 @@ static int children_value(const struct ref_source *s, uint64_t *v)
 	return -1;
 }
 
+/* The context switches of a zombie child of this process, its waited-for children's
+ * included: /proc has no field for the children's (as cutime is for their time), only
+ * the rusage its parent gets at the reap has them. waitid(2)'s fifth argument gives that
+ * rusage (RUSAGE_BOTH) and WNOWAIT leaves the zombie to be reaped. */
+static int zombie_switches(pid_t pid, uint64_t *v)
+{
+	struct rusage ru;
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (pid <= 0 ||
+	    syscall(SYS_waitid, P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, &ru) ||
+	    si.si_pid != pid)
+		return -1;
+	*v = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+	return 0;
+}
+
 static int own_sample(struct ref_source *s, uint64_t *v);
 
 /* Linux adds an inherited event's counts to the parent event when the child exits
  * (perf_event_exit_task()); user space sees a child's counts once its parent waited
- * for it, exact for faults and to a clock tick for the CPU time. */
+ * for it, exact for faults and to a clock tick for the CPU time. A child's context
+ * switches show only once the task itself exited, if it is this process's child (perf
+ * stat's is): zombie_switches(). */
 static int source_sample(struct ref_source *s, uint64_t *v)
 {
 	uint64_t c;
 
 	if (own_sample(s, v))
 		return -1;
-	if (s->children && children_value(s, &c) == 0 && c >= s->child_base)
+	if (s->children && s->kind == REF_SRC_CSW) {
+		if (zombie_switches(s->ns_tid, &c) == 0 && c > *v)
+			*v = c;
+	} else if (s->children && children_value(s, &c) == 0 && c >= s->child_base) {
 		*v += c - s->child_base;
+	}
 	return 0;
 }
 
@@ -182,6 +209,7 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 	memset(s, 0, sizeof(*s));
 	s->clock = ref_event_thread_clock(tid);
 	s->tid = tid < 0 ? -1 : proc_tid;
+	s->ns_tid = tid;
 	if (tid >= 0 && !same_process) {
 		/* Linux counts only the named thread; a process clock equals that for a
 		 * single-threaded process, /proc's schedstat is exact for any thread. */
@@ -231,9 +259,11 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 			break;
 		}
 	}
-	/* With inherit, the children of another process count too (perf stat -- sh -c). */
+	/* With inherit, the children of another process count too (perf stat -- sh -c). The
+	 * switches of the children it waited for before the open cannot be told apart from
+	 * the later ones: a fresh fork, as perf stat's, has none. */
 	if ((a->flags & PECS_ATTR_INHERIT) && tid >= 0 && !same_process && s->tid > 0 &&
-	    children_value(s, &s->child_base) == 0)
+	    (s->kind == REF_SRC_CSW || children_value(s, &s->child_base) == 0))
 		s->children = 1;
 	if (source_sample(s, &s->last))
 		return -ESRCH;
