@@ -129,15 +129,32 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	return 0;
 }
 
+/* ref_stream_map_koid() through the memo: 0 and *id, or -ENOENT. */
+static int map_koid(struct ref_fxt_reader *r, uint64_t koid, uint32_t *id)
+{
+	struct koid_memo *m = &r->koids[(koid * 0x9e3779b97f4a7c15ull) >> 58];
+
+	if (m->state == KOID_EMPTY || m->koid != koid) {
+		m->koid = koid;
+		m->state = ref_stream_map_koid(&r->target, koid, &m->id) ? KOID_UNMAPPED
+									   : KOID_MAPPED;
+	}
+	*id = m->id;
+	return m->state == KOID_MAPPED ? 0 : -ENOENT;
+}
+
 static int do_thread(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 {
 	uint8_t index = ref_fxt_field(le64(rec), 16, 23);
+	struct thread_slot *t = &r->threads[index];
 
 	if (index == 0 || words != 3)
 		return ref_fxt_reader_fail(r, REF_FXT_E_BAD_THREAD);
-	r->threads[index].pkoid = le64(rec + 8);
-	r->threads[index].tkoid = le64(rec + 16);
-	r->threads[index].defined = true;
+	t->pkoid = le64(rec + 8);
+	t->tkoid = le64(rec + 16);
+	t->defined = true;
+	/* A slot bound again is looked up again. */
+	t->mapped = !map_koid(r, t->pkoid, &t->pid) && !map_koid(r, t->tkoid, &t->tid);
 	return 0;
 }
 
@@ -191,19 +208,27 @@ static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t wor
 	uint8_t thread_ref = ref_fxt_field(h, 20, 27);
 	size_t nr = ref_fxt_field(h, 28, 35);
 	size_t pos = 2;
-	uint64_t pkoid, tkoid;
 	uint32_t pid, tid;
 	struct pecs_sample s;
 	int ret;
+	bool mapped;
 
 	if (words != 2 + (thread_ref ? 0 : 2) + nr)
 		return ref_fxt_reader_fail(r, REF_FXT_E_BAD_BACKTRACE);
-	ret = read_who(r, rec, words, &pos, thread_ref, &pkoid, &tkoid,
-		       REF_FXT_E_BAD_BACKTRACE);
-	if (ret)
-		return ret;
-	if (ref_stream_map_koid(&r->target, pkoid, &pid) ||
-	    ref_stream_map_koid(&r->target, tkoid, &tid)) {
+	if (thread_ref && r->threads[thread_ref].defined) {
+		pid = r->threads[thread_ref].pid;
+		tid = r->threads[thread_ref].tid;
+		mapped = r->threads[thread_ref].mapped;
+	} else {
+		uint64_t pkoid, tkoid;
+
+		ret = read_who(r, rec, words, &pos, thread_ref, &pkoid, &tkoid,
+			       REF_FXT_E_BAD_BACKTRACE);
+		if (ret)
+			return ret;
+		mapped = !map_koid(r, pkoid, &pid) && !map_koid(r, tkoid, &tid);
+	}
+	if (!mapped) {
 		r->stats.dropped_unmapped++;
 		return 0;
 	}
