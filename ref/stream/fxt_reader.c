@@ -143,6 +143,17 @@ int ref_fxt_reader_feed(struct ref_fxt_reader *r, const void *data, size_t len)
 				r->stats.skipped++;
 			continue;
 		}
+		if (r->pend_len == 0 && r->seen_magic) {
+			size_t taken;
+			int ret = ref_fxt_reader_run(r, p, len, &taken);
+
+			if (ret)
+				return ret;
+			p += taken;
+			len -= taken;
+			if (!len)
+				break;
+		}
 		if (r->pend_len == 0)
 			r->rec_start = r->offset;
 		/* Gather at least the header word. */

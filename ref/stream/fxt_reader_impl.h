@@ -107,5 +107,8 @@ size_t ref_fxt_reader_grown(size_t cap, size_t min, size_t need, size_t max);
  * size), and the decoding of one whole record of that many words. */
 bool ref_fxt_reader_decodes(uint64_t h);
 int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t words);
+/* Whole small records at p while there are (after the magic, nothing pending): 0 and
+ * the bytes decoded in *taken, or the error of the record at p + *taken. */
+int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, size_t *taken);
 
 #endif /* REF_STREAM_FXT_READER_IMPL_H */

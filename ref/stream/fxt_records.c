@@ -345,6 +345,36 @@ int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t w
 	return ret;
 }
 
+/* The usual push: whole records one after another. Each is decoded where it lies, with
+ * the framing's checks that can fail left to ref_fxt_reader_feed() (which also takes a
+ * record this stops at). Returns 0 and the bytes taken in *taken, or the error. */
+int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, size_t *taken)
+{
+	size_t done = 0;
+
+	while (len - done >= REF_FXT_WORD) {
+		uint64_t h = le64(p + done);
+		size_t total;
+
+		/* A large record (or a zero size) goes the general way. */
+		if ((h & 0xf) == REF_FXT_LARGE)
+			break;
+		total = ref_fxt_field(h, 4, 15) * REF_FXT_WORD;
+		if (!total || total > len - done || !ref_fxt_reader_decodes(h))
+			break;
+		r->rec_start = r->offset;
+		if (ref_fxt_reader_record(r, p + done, total / 8)) {
+			*taken = done;
+			return r->err_ret;
+		}
+		done += total;
+		r->offset += total;
+		r->stats.bytes += total;
+	}
+	*taken = done;
+	return 0;
+}
+
 /* Whether ref_fxt_reader_record() needs the record's bytes; the rest are skipped by size. */
 bool ref_fxt_reader_decodes(uint64_t h)
 {
