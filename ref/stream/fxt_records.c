@@ -129,16 +129,21 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	return 0;
 }
 
-/* ref_stream_map_koid() through the memo: 0 and *id, or -ENOENT. */
-static int map_koid(struct ref_fxt_reader *r, uint64_t koid, uint32_t *id)
+static __attribute__((noinline)) void memo_fill(struct ref_fxt_reader *r,
+						struct koid_memo *m, uint64_t koid)
+{
+	m->koid = koid;
+	m->state = ref_stream_map_koid(&r->target, koid, &m->id) ? KOID_UNMAPPED : KOID_MAPPED;
+}
+
+/* ref_stream_map_koid() through the memo: 0 and *id, or -ENOENT. Inline, its miss
+ * out of line: a hit is a few instructions, which a call doubled. */
+static inline int map_koid(struct ref_fxt_reader *r, uint64_t koid, uint32_t *id)
 {
 	struct koid_memo *m = &r->koids[(koid * 0x9e3779b97f4a7c15ull) >> 58];
 
-	if (m->state == KOID_EMPTY || m->koid != koid) {
-		m->koid = koid;
-		m->state = ref_stream_map_koid(&r->target, koid, &m->id) ? KOID_UNMAPPED
-									   : KOID_MAPPED;
-	}
+	if (__builtin_expect(m->state == KOID_EMPTY || m->koid != koid, 0))
+		memo_fill(r, m, koid);
 	*id = m->id;
 	return m->state == KOID_MAPPED ? 0 : -ENOENT;
 }
