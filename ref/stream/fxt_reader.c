@@ -122,6 +122,17 @@ static uint64_t record_bytes(struct ref_fxt_reader *r, uint64_t h)
 	return words * REF_FXT_WORD;
 }
 
+/* The whole records at *p through ref_fxt_reader_run(); *p and *len past them. */
+static int run(struct ref_fxt_reader *r, const uint8_t **p, size_t *len)
+{
+	size_t taken;
+	int ret = ref_fxt_reader_run(r, *p, *len, &taken);
+
+	*p += taken;
+	*len -= taken;
+	return ret;
+}
+
 int ref_fxt_reader_feed(struct ref_fxt_reader *r, const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -142,6 +153,12 @@ int ref_fxt_reader_feed(struct ref_fxt_reader *r, const void *data, size_t len)
 			if (!r->skip)
 				r->stats.skipped++;
 			continue;
+		}
+		if (r->pend_len == 0 && r->seen_magic) {
+			if (run(r, &p, &len))
+				return r->err_ret;
+			if (!len)
+				break;
 		}
 		if (r->pend_len == 0)
 			r->rec_start = r->offset;

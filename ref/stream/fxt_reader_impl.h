@@ -34,10 +34,26 @@ struct string_slot {
 	uint8_t has_text;
 };
 
+/* A thread record's koids and their Linux ids, looked up when the record comes (the
+ * map is fixed for the reader's life), so a backtrace naming the slot looks up
+ * nothing. */
 struct thread_slot {
 	uint64_t pkoid, tkoid;
+	uint32_t pid, tid;
 	bool defined;
+	bool mapped; /* both koids are in the map */
 };
+
+/* Koids a backtrace carried inline, and what the map said of each: a direct-mapped
+ * memo, so the usual few threads cost one load and compare each rather than a scan
+ * of the map. A collision only costs the scan. */
+#define KOID_MEMO 64u
+struct koid_memo {
+	uint64_t koid;
+	uint32_t id;
+	uint8_t state; /* KOID_EMPTY, KOID_MAPPED, KOID_UNMAPPED */
+};
+enum { KOID_EMPTY, KOID_MAPPED, KOID_UNMAPPED };
 
 struct ref_fxt_reader {
 	struct ref_stream_target target;
@@ -57,6 +73,7 @@ struct ref_fxt_reader {
 
 	uint64_t ips[REF_STREAM_MAX_FRAMES];
 	struct thread_slot threads[NR_THREADS];
+	struct koid_memo koids[KOID_MEMO];
 	/* NULL pages hold no defined string. */
 	struct string_slot *strings[NR_STRING_PAGES];
 	size_t arena_used, arena_cap;
@@ -90,5 +107,8 @@ size_t ref_fxt_reader_grown(size_t cap, size_t min, size_t need, size_t max);
  * size), and the decoding of one whole record of that many words. */
 bool ref_fxt_reader_decodes(uint64_t h);
 int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t words);
+/* Whole small records at p while there are (after the magic, nothing pending): 0 and
+ * the bytes decoded in *taken, or the error of the record at p + *taken. */
+int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, size_t *taken);
 
 #endif /* REF_STREAM_FXT_READER_IMPL_H */

@@ -129,15 +129,37 @@ static int do_string(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	return 0;
 }
 
+static __attribute__((noinline)) void memo_fill(struct ref_fxt_reader *r,
+						struct koid_memo *m, uint64_t koid)
+{
+	m->koid = koid;
+	m->state = ref_stream_map_koid(&r->target, koid, &m->id) ? KOID_UNMAPPED : KOID_MAPPED;
+}
+
+/* ref_stream_map_koid() through the memo: 0 and *id, or -ENOENT. Inline, its miss
+ * out of line: a hit is a few instructions, which a call doubled. */
+static inline int map_koid(struct ref_fxt_reader *r, uint64_t koid, uint32_t *id)
+{
+	struct koid_memo *m = &r->koids[(koid * 0x9e3779b97f4a7c15ull) >> 58];
+
+	if (__builtin_expect(m->state == KOID_EMPTY || m->koid != koid, 0))
+		memo_fill(r, m, koid);
+	*id = m->id;
+	return m->state == KOID_MAPPED ? 0 : -ENOENT;
+}
+
 static int do_thread(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 {
 	uint8_t index = ref_fxt_field(le64(rec), 16, 23);
+	struct thread_slot *t = &r->threads[index];
 
 	if (index == 0 || words != 3)
 		return ref_fxt_reader_fail(r, REF_FXT_E_BAD_THREAD);
-	r->threads[index].pkoid = le64(rec + 8);
-	r->threads[index].tkoid = le64(rec + 16);
-	r->threads[index].defined = true;
+	t->pkoid = le64(rec + 8);
+	t->tkoid = le64(rec + 16);
+	t->defined = true;
+	/* A slot bound again is looked up again. */
+	t->mapped = !map_koid(r, t->pkoid, &t->pid) && !map_koid(r, t->tkoid, &t->tid);
 	return 0;
 }
 
@@ -191,19 +213,27 @@ static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t wor
 	uint8_t thread_ref = ref_fxt_field(h, 20, 27);
 	size_t nr = ref_fxt_field(h, 28, 35);
 	size_t pos = 2;
-	uint64_t pkoid, tkoid;
 	uint32_t pid, tid;
 	struct pecs_sample s;
 	int ret;
+	bool mapped;
 
 	if (words != 2 + (thread_ref ? 0 : 2) + nr)
 		return ref_fxt_reader_fail(r, REF_FXT_E_BAD_BACKTRACE);
-	ret = read_who(r, rec, words, &pos, thread_ref, &pkoid, &tkoid,
-		       REF_FXT_E_BAD_BACKTRACE);
-	if (ret)
-		return ret;
-	if (ref_stream_map_koid(&r->target, pkoid, &pid) ||
-	    ref_stream_map_koid(&r->target, tkoid, &tid)) {
+	if (thread_ref && r->threads[thread_ref].defined) {
+		pid = r->threads[thread_ref].pid;
+		tid = r->threads[thread_ref].tid;
+		mapped = r->threads[thread_ref].mapped;
+	} else {
+		uint64_t pkoid, tkoid;
+
+		ret = read_who(r, rec, words, &pos, thread_ref, &pkoid, &tkoid,
+			       REF_FXT_E_BAD_BACKTRACE);
+		if (ret)
+			return ret;
+		mapped = !map_koid(r, pkoid, &pid) && !map_koid(r, tkoid, &tid);
+	}
+	if (!mapped) {
 		r->stats.dropped_unmapped++;
 		return 0;
 	}
@@ -318,6 +348,36 @@ int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t w
 	if (ret == 0)
 		r->stats.records++;
 	return ret;
+}
+
+/* The usual push: whole records one after another. Each is decoded where it lies, with
+ * the framing's checks that can fail left to ref_fxt_reader_feed() (which also takes a
+ * record this stops at). Returns 0 and the bytes taken in *taken, or the error. */
+int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, size_t *taken)
+{
+	size_t done = 0;
+
+	while (len - done >= REF_FXT_WORD) {
+		uint64_t h = le64(p + done);
+		size_t total;
+
+		/* A large record (or a zero size) goes the general way. */
+		if ((h & 0xf) == REF_FXT_LARGE)
+			break;
+		total = ref_fxt_field(h, 4, 15) * REF_FXT_WORD;
+		if (!total || total > len - done || !ref_fxt_reader_decodes(h))
+			break;
+		r->rec_start = r->offset;
+		if (ref_fxt_reader_record(r, p + done, total / 8)) {
+			*taken = done;
+			return r->err_ret;
+		}
+		done += total;
+		r->offset += total;
+		r->stats.bytes += total;
+	}
+	*taken = done;
+	return 0;
 }
 
 /* Whether ref_fxt_reader_record() needs the record's bytes; the rest are skipped by size. */

@@ -229,6 +229,87 @@ static void test_fxt_unmapped_and_sticky(void **state)
 	assert_string_equal(ref_stream_errc_name(e.code), "FXT_ZERO_SIZE");
 }
 
+/* The reader remembers what the map said of a thread record's koids and of koids seen
+ * inline: a thread slot bound again, and koids that share a memo slot (600 koids, 64
+ * slots), must still map as ref_stream_map_koid() says. */
+struct expect {
+	uint32_t pid[4096], tid[4096];
+	size_t want, got;
+};
+
+static int expect_sink(void *ctx, const struct pecs_sample *s)
+{
+	struct expect *x = ctx;
+
+	assert_true(x->got < x->want);
+	assert_int_equal(s->pid, x->pid[x->got]);
+	assert_int_equal(s->tid, x->tid[x->got]);
+	x->got++;
+	return 0;
+}
+
+static void test_fxt_koids_rebound(void **state)
+{
+	static uint8_t b[1 << 20];
+	static struct expect x;
+	static struct pecs_koid_map_entry m[300];
+	struct ref_stream_target t = { .size = sizeof(t), .sink = expect_sink, .sink_ctx = &x,
+				       .koids = m, .nr_koids = 300 };
+	struct ref_stream_stats st = { .size = sizeof(st) };
+	uint64_t slot_p[8] = { 0 }, slot_t[8] = { 0 }, dropped = 0, rng = 12345;
+	const uint64_t ip = 0x1000;
+	struct ref_fxt_reader *r;
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 300; i++)
+		m[i] = (struct pecs_koid_map_entry){ 5000 + 2 * i, (uint32_t)(300 + i) };
+	n += ref_fxt_write_magic(b + n, sizeof(b) - n);
+	memset(&x, 0, sizeof(x));
+	while (x.want < 2048) {
+		struct ref_fxt_who who = { 0, 0, 0 };
+		uint32_t pid, tid;
+		uint8_t slot;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		slot = (uint8_t)(1 + (rng >> 60) % 7);
+		who.pkoid = 5000 + (rng >> 20) % 600; /* odd koids are not in the map */
+		who.tkoid = 5000 + (rng >> 40) % 600;
+		if ((rng >> 33) % 4 == 0) {
+			/* Bind (or bind again) a slot; its next backtraces use these koids. */
+			n += ref_fxt_write_thread(b + n, sizeof(b) - n, slot, who.pkoid, who.tkoid);
+			slot_p[slot] = who.pkoid;
+			slot_t[slot] = who.tkoid;
+			continue;
+		}
+		if ((rng >> 35) % 2 && slot_p[slot]) {
+			who.thread_ref = slot;
+			who.pkoid = slot_p[slot];
+			who.tkoid = slot_t[slot];
+		}
+		if (ref_stream_map_koid(&t, who.pkoid, &pid) ||
+		    ref_stream_map_koid(&t, who.tkoid, &tid)) {
+			dropped++;
+		} else {
+			x.pid[x.want] = pid;
+			x.tid[x.want] = tid;
+			x.want++;
+		}
+		if (who.thread_ref)
+			who.pkoid = who.tkoid = 0;
+		n += ref_fxt_write_backtrace(b + n, sizeof(b) - n, &who, 1, &ip, 1);
+		assert_true(n < sizeof(b) - 64);
+	}
+	assert_true(dropped > 1000);
+	assert_int_equal(ref_fxt_reader_new(&r, &t), 0);
+	assert_int_equal(ref_fxt_reader_feed(r, b, n), 0);
+	assert_int_equal(ref_fxt_reader_finish(r), 0);
+	ref_fxt_reader_stats(r, &st);
+	ref_fxt_reader_free(r);
+	assert_int_equal(x.got, x.want);
+	assert_int_equal(st.dropped_unmapped, dropped);
+}
+
 /* Fuchsia's parser warns on these and goes on; so does pecs, counting them. */
 static void test_fxt_warnings_not_errors(void **state)
 {
@@ -457,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_fxt_writer_bytes),
 		cmocka_unit_test(test_fxt_round_trip),
 		cmocka_unit_test(test_fxt_unmapped_and_sticky),
+		cmocka_unit_test(test_fxt_koids_rebound),
 		cmocka_unit_test(test_fxt_warnings_not_errors),
 		cmocka_unit_test(test_fxt_tables_grow),
 		cmocka_unit_test(test_sink_error_propagates),

@@ -33,7 +33,8 @@ struct ref_stream_observer {
 /* Where decoded samples go and how koids become Linux ids. With koids == NULL and
  * nr_koids == 0 a koid is taken as the Linux id itself (the live sampler writes Linux
  * ids); otherwise a sample whose process or thread koid is not listed is dropped and
- * counted in dropped_unmapped, as Starnix does. */
+ * counted in dropped_unmapped, as Starnix does. The map must not change while a reader
+ * made with it is in use: the FXT reader remembers what it said of each koid. */
 struct ref_stream_target {
 	size_t size;
 	ref_sample_sink sink;
