@@ -30,13 +30,22 @@ PECS_CASE("Required.Ring.Head.MultipleOfEight", "mmap,sampling", "RING-HEAD-ALIG
 	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	/* 20 periods of the event's own clock, looking at data_head after each */
-	for (int i = 0; i < 20; i++) {
+	/* 20 periods of the event's own clock, looking at data_head after each; then on
+	 * until a record came, on a budget: Debian's 6.1 under TCG on a loaded host was seen
+	 * to write none in 20 periods of its task clock (its hrtimer late), and a head never
+	 * moved shows nothing of its alignment. */
+	struct pecs_budget b;
+
+	pecs_budget_start(&b, 5000);
+	for (int i = 0; i < 20 || (pecs_ring_head(&r) == 0 && pecs_budget_left(&b)); i++) {
 		PECS_CHECK_OK(t, pecs_burn_event(t, fd, PERIOD_NS, 1000));
 		PECS_CHECK(t, pecs_ring_head(&r) % 8 == 0, "data_head %llu",
 			   (unsigned long long)pecs_ring_head(&r));
 	}
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+	if (pecs_ring_head(&r) == 0)
+		PECS_ENV_SKIP(t, "no record in 5 s of this thread's CPU and wall time at a "
+			      "%llu ns period: the host samples too slowly", PERIOD_NS);
 	while ((ret = pecs_ring_next(&r, &rec)) > 0)
 		n++;
 	PECS_CHECK_OK(t, ret);

@@ -299,12 +299,15 @@ PECS_CASE("Required.Read.PidTask.InheritCountsChildSwitches", "pid.other",
 	pecs_kid_reap(t, k, &ru);
 	uint64_t ru_csw = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
 
-	/* Each sleep is one switch at least; preemption, a tracer's stops and an emulator
-	 * add more, to both events and to the rusage alike. The rusage (the child's and its
+	/* A sleep is normally one switch; preemption, a tracer's stops and an emulator add
+	 * more, to both events and to the rusage alike. But a sleep whose timer fired before
+	 * the task reached schedule() does not switch at all (Debian's 6.1 under TCG on a
+	 * loaded host: 49 more for 50 sleeps), so the floor is half the sleeps: still far
+	 * from the none an event that does not inherit adds. The rusage (the child's and its
 	 * waited-for process's whole lives) bounds the inherit event from above, with room
 	 * for the stops a tracer of this process makes after the child's exit is counted. */
-	PECS_CHECK(t, with[0] >= without[0] + SLEEPS, "inherit: %llu switches (without: %llu) "
-		   "after a forked process slept %d times", (unsigned long long)with[0],
+	PECS_CHECK(t, with[0] >= without[0] + SLEEPS / 2, "inherit: %llu switches (without: "
+		   "%llu) after a forked process slept %d times", (unsigned long long)with[0],
 		   (unsigned long long)without[0], SLEEPS);
 	PECS_CHECK(t, with[0] <= ru_csw + SLEEPS, "inherit: %llu switches, the child's rusage "
 		   "%llu", (unsigned long long)with[0], (unsigned long long)ru_csw);

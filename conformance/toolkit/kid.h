@@ -25,7 +25,7 @@ struct pecs_kid_opts {
 	uid_t uid;                   /* with PECS_KID_AS_UID: its uid and gid, all three */
 	uint64_t burn_ns;            /* each burn's CPU time, in user space (pecs_burn_user()) */
 	unsigned int pages;          /* fresh pages PECS_KID_PAGES and a forked process touch */
-	unsigned int sleeps;         /* times a forked process then blocks (a 200 us sleep) */
+	unsigned int sleeps;         /* times a forked process then blocks (a 1 ms sleep) */
 	const char *exec_path;       /* what PECS_KID_EXEC executes */
 };
 
