@@ -18,9 +18,9 @@ fi
 target=$1
 shift
 case $target in
-fxt_reader) files="ref/stream/fxt_reader.c" ;;
+fxt_reader) files="ref/stream/fxt_reader.c ref/stream/fxt_records.c" ;;
 markup_reader) files="ref/stream/markup_reader.c" ;;
-decoder) files="ref/stream/decoder.c ref/stream/fxt_reader.c ref/stream/markup_reader.c" ;;
+decoder) files="ref/stream/decoder.c ref/stream/fxt_reader.c ref/stream/fxt_records.c ref/stream/markup_reader.c" ;;
 attr_open) files="ref/attr/attr_copy.c ref/attr/attr_kind.c ref/engine/engine_open.c" ;;
 *)
 	echo "$0: unknown target '$target'" >&2
