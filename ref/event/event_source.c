@@ -28,21 +28,6 @@ enum {
 	REF_SRC_MIGRATIONS,
 };
 
-static int read_file(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return 0;
-}
-
 static int status_sum(pid_t tid, const char *k1, const char *k2, uint64_t *out)
 {
 	char path[64], buf[4096];
@@ -50,7 +35,7 @@ static int status_sum(pid_t tid, const char *k1, const char *k2, uint64_t *out)
 	const char *keys[2] = {k1, k2};
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	if (read_file(path, buf, sizeof(buf)))
+	if (ref_host_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		char *p = strstr(buf, keys[i]);
@@ -68,7 +53,7 @@ static int sched_migrations(pid_t tid, uint64_t *out)
 	char path[64], buf[8192], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/sched", (int)tid);
-	if (read_file(path, buf, sizeof(buf)))
+	if (ref_host_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "se.nr_migrations");
 	if (!p || !(p = strchr(p, ':')))

@@ -40,6 +40,10 @@ uint64_t ref_host_page_size(struct ref_host_cache *c, pid_t task, uint64_t addr)
  * (ppid of a task whose parent is gone, for one) come back as their two's complement. */
 int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *state);
 
+/* The file at path, NUL-terminated, at most cap - 1 bytes of it: its length, or a
+ * negative errno. */
+ssize_t ref_host_read_file(const char *path, char *buf, size_t cap);
+
 /* The task's comm (what an exec sets), at most len - 1 bytes of it. 0 or -errno. */
 int ref_host_stat_comm(pid_t tid, char *comm, size_t len);
 

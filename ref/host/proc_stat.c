@@ -17,21 +17,13 @@ static int read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, siz
 {
 	char path[64];
 	ssize_t n;
-	int fd;
 
 	if (pid > 0)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/%s", (int)tid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return 0;
+	n = ref_host_read_file(path, buf, cap);
+	return n < 0 ? (int)n : 0;
 }
 
 int ref_host_stat_field(pid_t pid, pid_t tid, int field, uint64_t *out, char *state)

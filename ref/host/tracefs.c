@@ -19,21 +19,6 @@
 
 static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 
-/* The file's first bytes, NUL-terminated; its length or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, len = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)len + 1 < cap && (n = read(fd, buf + len, cap - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	return len;
-}
-
 /* An entry record's arguments are the fields after __syscall_nr, one u64 each from
  * offset 16 on: the format file's fields at offset 16 and beyond. */
 static uint32_t count_args(const char *dir, const char *name)
@@ -42,7 +27,7 @@ static uint32_t count_args(const char *dir, const char *name)
 	uint32_t n = 0;
 
 	snprintf(path, sizeof(path), "%s/%s/format", dir, name);
-	if (slurp(path, buf, sizeof(buf)) < 0)
+	if (ref_host_read_file(path, buf, sizeof(buf)) < 0)
 		return 0;
 	for (const char *p = buf; (p = strstr(p, "offset:")) != NULL; p += 7)
 		if (strtol(p + 7, NULL, 10) >= 16)
@@ -87,7 +72,7 @@ static int list(const char *root)
 		    strlen(de->d_name) >= sizeof(e->name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/id", dir, de->d_name);
-		if (slurp(path, buf, sizeof(buf)) <= 0)
+		if (ref_host_read_file(path, buf, sizeof(buf)) <= 0)
 			continue;
 		e->id = (uint32_t)strtoul(buf, NULL, 10);
 		strcpy(e->name, de->d_name);
