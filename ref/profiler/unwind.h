@@ -26,10 +26,19 @@ bool ref_unwind_user_ip(uint64_t ip);
  * per-thread caching, which the handler needs. Idempotent and thread-safe. */
 void ref_unwind_warm_up(void);
 
+/* The most frames either unwinder writes (kernel.perf_event_max_stack's ceiling). */
+#define REF_UNWIND_MAX_FRAMES 255u
+
 /* Unwinds uc (a signal's ucontext) into ips, at most max (>= 1) frames. Stops at the
  * first address ref_unwind_user_ip() refuses. When libunwind gives nothing, the
  * context's own IP alone, if it is a user address. Returns the frames written (0 only
- * when the context's IP is not a user address). Async-signal-safe after warm-up. */
+ * when the context's IP is not a user address). Async-signal-safe after warm-up.
+ * Called from the handler of the signal whose frame uc is, it takes libunwind's fast
+ * trace; otherwise, or when the trace does not pass through uc, it falls back to
+ * ref_unwind_context(). */
 unsigned ref_unwind_signal_frame(ucontext_t *uc, uint64_t *ips, unsigned max);
+
+/* The same with a libunwind cursor started from uc, wherever uc came from. */
+unsigned ref_unwind_context(ucontext_t *uc, uint64_t *ips, unsigned max);
 
 #endif /* REF_PROFILER_UNWIND_H */
