@@ -1,16 +1,18 @@
 #define _GNU_SOURCE
-#include "cpu_ticker.h"
+#include "cpu_timer.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Shortest and longest sleeps between clock reads. The longest (one tick) applies
- * while the target does not run, so an idle target costs ~250 wake-ups a second. */
-#define SLEEP_MIN_NS 20000ull
-#define SLEEP_IDLE_MAX_NS 4000000ull
+#define NS 1000000000ull
+/* The least time the target runs between two signals. A signal costs it about 20 us
+ * here besides the handler (the timer's interrupt, the signal frame, rearming), so
+ * periods near Linux's shortest (10 us) would leave it a third of its CPU. */
+#define MIN_GAP_NS 20000ull
 
 static int read_clock(clockid_t clock, uint64_t *ns)
 {
@@ -19,81 +21,98 @@ static int read_clock(clockid_t clock, uint64_t *ns)
 	*ns = 0; /* gcc -O2 cannot tell that errno is never 0 on failure */
 	if (clock_gettime(clock, &ts) < 0)
 		return -errno;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	*ns = (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 	return 0;
 }
 
-static int queue_signal(struct cpu_ticker *t, void *value)
+static struct timespec timespec_of(uint64_t ns)
 {
-	siginfo_t si;
+	return (struct timespec){ (time_t)(ns / NS), (long)(ns % NS) };
+}
 
-	memset(&si, 0, sizeof(si));
-	si.si_signo = t->signo;
-	si.si_code = SI_QUEUE;
-	si.si_pid = t->pid;
-	si.si_uid = t->uid;
-	si.si_value.sival_ptr = value;
-	if (syscall(SYS_rt_tgsigqueueinfo, t->pid, t->tid, t->signo, &si) < 0)
+static uint64_t wall_now(void)
+{
+	uint64_t ns;
+
+	read_clock(CLOCK_MONOTONIC, &ns);
+	return ns;
+}
+
+/* A one-shot timer at an absolute time of its clock; 0 disarms. */
+static void set_at(timer_t id, uint64_t at)
+{
+	struct itimerspec it = { { 0, 0 }, timespec_of(at) };
+
+	timer_settime(id, at ? TIMER_ABSTIME : 0, &it, NULL);
+}
+
+static int create(clockid_t clock, pid_t tid, int signo, void *value, timer_t *id)
+{
+	struct sigevent ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = signo;
+	ev.sigev_value.sival_ptr = value;
+	ev._sigev_un._tid = tid;
+	if (timer_create(clock, &ev, id) < 0)
 		return -errno;
 	return 0;
 }
 
-static void deadline_after(struct timespec *ts, uint64_t ns)
+/* The calling thread's voluntary context switches: it slept. -1 when unknown. */
+static long voluntary_switches(void)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ns += (uint64_t)ts->tv_nsec;
-	ts->tv_sec += (time_t)(ns / 1000000000ull);
-	ts->tv_nsec = (long)(ns % 1000000000ull);
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return -1;
+	return ru.ru_nvcsw;
 }
 
-static void *run(void *arg)
+/* Arms the timer that fits: the wall-clock one unless the target went to sleep since
+ * the last arm, told by its voluntary switches (a thread's own clock) or by a process
+ * clock that did not move at all. reached: the clock got to a multiple since then.
+ * on_target: called on the target thread, whose switches getrusage() reads. */
+static void arm(struct cpu_timer *t, uint64_t now, uint64_t wall, uint64_t not_before,
+		bool reached, bool on_target)
 {
-	struct cpu_ticker *t = arg;
-	uint64_t last = t->origin, idle = 0;
+	uint64_t next = t->origin + (t->taken + 1) * t->period;
+	uint64_t left = next > now ? next - now : 1, speed = 1, at;
+	long switches = t->thread_clock && on_target ? voluntary_switches() : -1;
+	bool asleep = false;
 
-	pthread_mutex_lock(&t->lock);
-	while (!t->stop) {
-		uint64_t now, due, taken, next, sleep;
-		struct timespec until;
-
-		if (read_clock(t->clock, &now) < 0)
-			break; /* the target is gone */
-		due = (now - t->origin) / t->period;
-		taken = atomic_load_explicit(&t->taken, memory_order_acquire);
-		/* One signal at a time: a handler that runs late takes every period up to
-		 * its own moment, so a second signal queued meanwhile would find none. */
-		if (due > taken && !atomic_exchange_explicit(&t->in_flight, true,
-							     memory_order_acq_rel)) {
-			if (queue_signal(t, t->value) < 0)
-				break;
-			t->sent++;
-		}
-		/* The clock cannot reach the next multiple sooner than this in wall time. */
-		next = t->origin + ((due > taken ? due : taken) + 1) * t->period;
-		sleep = next > now ? (next - now) / t->rate : t->period / t->rate;
-		if (now == last) {
-			/* Not running: back off towards a tick, the POSIX timer's resolution. */
-			idle = idle ? idle * 2 : sleep;
-			if (idle > SLEEP_IDLE_MAX_NS)
-				idle = SLEEP_IDLE_MAX_NS;
-			if (idle > sleep)
-				sleep = idle;
-		} else {
-			idle = 0;
-		}
-		last = now;
-		if (sleep < SLEEP_MIN_NS)
-			sleep = SLEEP_MIN_NS;
-		deadline_after(&until, sleep);
-		while (!t->stop && pthread_cond_timedwait(&t->wake, &t->lock, &until) == 0)
-			;
+	if (!reached) {
+		if (t->thread_clock)
+			asleep = switches >= 0 && t->armed_switches >= 0 &&
+				 switches != t->armed_switches;
+		else
+			asleep = now == t->armed_clock;
 	}
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
+	/* A process clock runs up to rate times faster than wall time: as fast as it
+	 * ran since the last arm, within that bound. */
+	if (t->rate > 1 && wall > t->armed_wall && now > t->armed_clock) {
+		speed = (now - t->armed_clock) / (wall - t->armed_wall);
+		speed = speed < 1 ? 1 : speed > t->rate ? t->rate : speed;
+	}
+	if (asleep) {
+		if (!t->sleeping)
+			set_at(t->wall, 0);
+		set_at(t->cpu, next);
+	} else {
+		if (t->sleeping)
+			set_at(t->cpu, 0);
+		at = wall + (left + speed - 1) / speed;
+		set_at(t->wall, at > not_before ? at : not_before);
+	}
+	t->sleeping = asleep;
+	t->armed_clock = now;
+	t->armed_wall = wall;
+	t->armed_switches = switches;
 }
 
-int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-			pid_t tid, int signo, void *value)
+int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint64_t period,
+		       pid_t tid, int signo, void *value)
 {
 	int ret;
 
@@ -102,86 +121,112 @@ int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, ui
 		return -EINVAL;
 	t->clock = clock;
 	t->rate = rate;
-	t->pid = getpid();
-	t->uid = getuid(); /* once: a system call per signal was a tenth of the ticker */
-	t->tid = tid;
-	t->signo = signo;
-	t->value = value;
-	atomic_init(&t->taken, 0);
-	atomic_init(&t->in_flight, false);
+	t->thread_clock = rate == 1;
+	t->armed_switches = -1;
+	atomic_init(&t->stopping, false);
+	atomic_init(&t->live, false);
 	ret = read_clock(clock, &t->origin);
+	if (!ret)
+		ret = create(CLOCK_MONOTONIC, tid, signo, value, &t->wall);
 	if (ret)
 		return ret;
-	/* Last: a handler treats a ticker with period 0 as not set up. */
+	t->have_wall = true;
+	ret = create(clock, tid, signo, value, &t->cpu);
+	if (ret)
+		return ret;
+	t->have_cpu = true;
+	t->armed_clock = t->origin;
+	t->armed_wall = wall_now();
+	/* Last: a handler treats a timer with period 0 as not set up. */
 	t->period = period;
 	return 0;
 }
 
-int ref_cpu_ticker_run(struct cpu_ticker *t)
+int ref_cpu_timer_run(struct cpu_timer *t)
 {
-	pthread_condattr_t ca;
-	int ret;
+	struct itimerspec first;
 
-	if (!t->period || t->running)
+	if (!t->period || !t->have_cpu)
 		return -EINVAL;
-	t->stop = false;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	ret = pthread_create(&t->thread, NULL, run, t);
-	if (ret) {
-		pthread_cond_destroy(&t->wake);
-		pthread_mutex_destroy(&t->lock);
-		return -ret;
-	}
-	t->running = true;
+	/* The handler's fields are the owner's until the release store: a signal of an
+	 * earlier run may land on the target thread at any moment and must take nothing
+	 * before it. The first period is a whole one of wall time away at the earliest. */
+	first.it_interval = (struct timespec){ 0, 0 };
+	first.it_value = timespec_of(t->armed_wall + (t->period + t->rate - 1) / t->rate);
+	atomic_store_explicit(&t->live, true, memory_order_release);
+	if (timer_settime(t->wall, TIMER_ABSTIME, &first, NULL) < 0)
+		return -errno;
 	return 0;
 }
 
-void ref_cpu_ticker_stop(struct cpu_ticker *t)
+void ref_cpu_timer_stop(struct cpu_timer *t)
 {
-	if (!t->running)
-		return;
-	pthread_mutex_lock(&t->lock);
-	t->stop = true;
-	pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	pthread_cond_destroy(&t->wake);
-	pthread_mutex_destroy(&t->lock);
-	t->running = false;
+	atomic_store_explicit(&t->stopping, true, memory_order_seq_cst);
 }
 
-uint64_t ref_cpu_ticker_take(struct cpu_ticker *t, uint64_t *late)
+void ref_cpu_timer_destroy(struct cpu_timer *t)
 {
-	uint64_t now, due, taken = atomic_load_explicit(&t->taken, memory_order_relaxed), n = 0;
+	if (t->have_wall)
+		timer_delete(t->wall);
+	if (t->have_cpu)
+		timer_delete(t->cpu);
+	t->have_wall = t->have_cpu = false;
+}
+
+uint64_t ref_cpu_timer_take(struct cpu_timer *t, uint64_t wall, uint64_t *late)
+{
+	uint64_t now, due, n = 0;
 
 	*late = 0;
-	/* clock_gettime is async-signal-safe; the handler is the only writer of taken.
-	 * period 0: the owner has not set this ticker up (or has cleared it), so a signal
-	 * queued for an earlier run of it must not divide by it. */
-	if (t->period && read_clock(t->clock, &now) == 0 && now >= t->origin) {
-		due = (now - t->origin) / t->period;
-		if (due > taken) {
-			n = due - taken;
-			*late = now - (t->origin + due * t->period);
-			atomic_store_explicit(&t->taken, due, memory_order_release);
-		}
+	/* Not running yet (or never set up: period 0, which a signal queued for an earlier
+	 * run must not divide by). */
+	if (!atomic_load_explicit(&t->live, memory_order_acquire))
+		return 0;
+	t->take_reached = false;
+	if (!t->period || read_clock(t->clock, &now) < 0 || now < t->origin)
+		return 0;
+	due = (now - t->origin) / t->period;
+	if (due > t->taken) {
+		n = due - t->taken;
+		*late = now - (t->origin + due * t->period);
+		t->taken = due;
 	}
-	atomic_store_explicit(&t->in_flight, false, memory_order_release);
+	t->take_clock = now;
+	t->take_wall = wall;
+	t->take_thread_cpu = now;
+	if (!t->thread_clock && read_clock(CLOCK_THREAD_CPUTIME_ID, &t->take_thread_cpu) < 0)
+		t->take_thread_cpu = UINT64_MAX;
+	t->take_reached = n > 0;
+	t->take_pending = true;
 	return n;
 }
 
-int ref_cpu_ticker_kick(struct cpu_ticker *t, void *value)
+void ref_cpu_timer_rearm(struct cpu_timer *t, uint64_t wall)
+{
+	uint64_t cpu, gap = MIN_GAP_NS;
+
+	if (!t->take_pending || atomic_load_explicit(&t->stopping, memory_order_seq_cst))
+		return;
+	t->take_pending = false;
+	/* A handler that ran longer than a period would otherwise find the next one due
+	 * as it returns, and the thread would run nothing but handlers. Between two
+	 * signals the target runs three times the CPU the handler took (MIN_GAP_NS at
+	 * least), so handlers stay near a quarter of its CPU, the share Linux lets
+	 * samples take by default (perf_cpu_time_max_percent); the periods that pass
+	 * meanwhile are skipped. CPU time, not wall time: a handler preempted on a busy
+	 * machine did not cost the thread anything. */
+	if (read_clock(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0 && cpu > t->take_thread_cpu &&
+	    (cpu - t->take_thread_cpu) * 3 > gap)
+		gap = (cpu - t->take_thread_cpu) * 3;
+	arm(t, t->take_clock, t->take_wall, wall + gap, t->take_reached, true);
+}
+
+uint64_t ref_cpu_timer_owed(struct cpu_timer *t)
 {
 	uint64_t now;
 
-	if (!t->running || !t->period || read_clock(t->clock, &now) < 0 || now < t->origin ||
-	    (now - t->origin) / t->period <=
-		    atomic_load_explicit(&t->taken, memory_order_acquire))
+	if (!t->period || read_clock(t->clock, &now) < 0 || now < t->origin)
 		return 0;
-	/* A signal a thread sends itself is handled before the system call returns. */
-	return queue_signal(t, value) == 0;
+	now = (now - t->origin) / t->period;
+	return now > t->taken ? now - t->taken : 0;
 }

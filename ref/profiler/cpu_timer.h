@@ -1,70 +1,87 @@
 /* Signals a thread each time a CPU-time clock passes another multiple of a period: the
- * live sampler's stand-in for the hrtimer Linux's cpu-clock and task-clock events use.
+ * live sampler's stand-in for the hrtimer that Linux's cpu-clock and task-clock events
+ * run while their task is on a CPU.
  *
- * POSIX CPU-time timers (timer_create on a CPU clock) expire only on scheduler ticks,
- * measured here as 4 ms: a 100 us period would give one signal per 40 periods, and a
- * 2 ms burst of CPU often none at all. The ticker instead runs a thread that reads the
- * clock (exact, not tick-based), sleeps until the next multiple could be reached, and
- * queues signo to the target thread with value when it is. The handler calls
- * ref_cpu_ticker_take(), which reads the clock again and says how many periods passed since
- * the last take: usually 1, more when the signal came late (a busy machine).
+ * The kernel's own POSIX timers do the waiting, so no thread of ours wakes per period.
+ * Two of them deliver signo with value to the target thread (SIGEV_THREAD_ID), one
+ * armed at a time:
+ * - a wall-clock timer (CLOCK_MONOTONIC) for the moment the CPU-time clock can reach
+ *   the next multiple at the earliest. While the target runs, it fires on time, as an
+ *   hrtimer does. The handler calls ref_cpu_timer_take(), which reads the clock and arms
+ *   the timer again: for the next multiple, or, when the target was preempted and has
+ *   not got there yet, for what is left;
+ * - a timer on the CPU-time clock itself, once the target has gone to sleep: it cannot
+ *   fire before the target has run to the next multiple, so a sleeping thread is not
+ *   woken again and again. Such timers expire on scheduler ticks only (4 ms here: one
+ *   signal per 40 periods of 100 us), which is why it only wakes the wall-clock timer.
  *
- * Setting up is two steps so that the owner can publish the ticker to its signal
- * handler between them: ref_cpu_ticker_init() fills in every field the handler reads, and
- * only ref_cpu_ticker_run() starts queueing signals. A handler that meets a ticker which is
- * not set up (period 0) takes nothing.
+ * A wall-clock timer that expires while the target sleeps interrupts that sleep once,
+ * as any signal does (SA_RESTART restarts most calls; nanosleep, poll and the like
+ * return EINTR). docs/behaviours.md SAMPLER-TIMER keeps it as a divergence, and
+ * docs/pipeline-notes.md "Live sampler overhead" has the alternatives measured.
+ *
+ * Setting up is two steps so that the owner can publish the timer to its signal
+ * handler between them: ref_cpu_timer_init() fills in every field the handler reads and
+ * creates the timers, and only ref_cpu_timer_run() arms one. A handler that meets a
+ * timer which is not set up (period 0) takes nothing.
  *
  * Private to ref/profiler.
  */
-#ifndef REF_PROFILER_CPU_TICKER_H
-#define REF_PROFILER_CPU_TICKER_H
+#ifndef REF_PROFILER_CPU_TIMER_H
+#define REF_PROFILER_CPU_TIMER_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
-struct cpu_ticker {
+struct cpu_timer {
 	clockid_t clock;
 	uint64_t period;   /* clock ns; 0 until init */
 	uint64_t origin;   /* the clock at init */
 	unsigned rate;     /* how much faster than wall time the clock may run: 1 for a
 			    * thread, the CPU count for a process */
-	pid_t pid, tid;
-	uid_t uid;
-	int signo;
-	void *value;
+	bool thread_clock; /* the target's own clock: its sleeps are told apart from
+			    * preemption by its voluntary context switches */
+	timer_t wall, cpu;
+	bool have_wall, have_cpu;
+	atomic_bool live;     /* set by run: the handler may take */
+	atomic_bool stopping; /* set by the owner: the handler arms nothing more */
 
-	/* Shared between the ticker thread and the handler on the target thread. */
-	_Atomic uint64_t taken; /* periods handed out by take(); the handler writes it */
-	atomic_bool in_flight;  /* a signal was queued and not yet taken */
-	uint64_t sent;          /* signals queued; the ticker thread's own */
-
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop;         /* under lock */
-	bool running;      /* the owner's: set by run, cleared by stop */
+	/* The handler's, on the target thread, between run and stop. */
+	uint64_t taken;       /* periods handed out by take() */
+	uint64_t armed_clock; /* the clock and wall time when a timer was last armed */
+	uint64_t armed_wall;
+	long armed_switches;  /* the target's voluntary switches then; -1 unknown */
+	bool sleeping;        /* the CPU-time timer is the armed one */
+	uint64_t take_clock, take_wall; /* what the last take() read, for the rearm */
+	uint64_t take_thread_cpu;       /* the target thread's CPU time then */
+	bool take_reached, take_pending;
 };
 
-/* Fills in the ticker and reads the clock's origin; queues nothing yet. 0 or a
- * negative errno. */
-int ref_cpu_ticker_init(struct cpu_ticker *t, clockid_t clock, unsigned rate, uint64_t period,
-			pid_t tid, int signo, void *value);
-/* Starts the thread of an initialised ticker. 0 or a negative errno. */
-int ref_cpu_ticker_run(struct cpu_ticker *t);
-/* Stops and joins the thread; no signal is queued after it returns (one queued before
- * may still arrive). Safe on a ticker that never ran. */
-void ref_cpu_ticker_stop(struct cpu_ticker *t);
-/* From the signal handler (async-signal-safe): periods passed since the last take;
- * *late is how much CPU time has run since the latest of them ended. 0 on a ticker
- * that is not initialised. */
-uint64_t ref_cpu_ticker_take(struct cpu_ticker *t, uint64_t *late);
-/* Queues a signal with value now if a period has passed that no signal covers yet,
- * rather than waiting for the thread to notice. On the target thread itself the
- * handler has run by the time this returns. 1 when a signal was queued. */
-int ref_cpu_ticker_kick(struct cpu_ticker *t, void *value);
+/* Reads the clock's origin and creates the timers; arms nothing yet. 0 or a negative
+ * errno. */
+int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint64_t period,
+		       pid_t tid, int signo, void *value);
+/* Arms the wall-clock timer for the first period. 0 or a negative errno. */
+int ref_cpu_timer_run(struct cpu_timer *t);
+/* From now on the handler arms nothing; a timer armed before may still fire once. */
+void ref_cpu_timer_stop(struct cpu_timer *t);
+/* Deletes the timers. The owner calls it once no handler can be inside take() (a
+ * deleted timer's id may be handed to a new timer). A signal already queued may still
+ * arrive. Safe on a timer that init failed on. */
+void ref_cpu_timer_destroy(struct cpu_timer *t);
+/* From the signal handler (async-signal-safe), on the target thread, with the wall
+ * time (CLOCK_MONOTONIC ns) read at its start: the periods passed since the last take.
+ * *late is how much CPU time has run since the latest of them ended. 0 on a timer that
+ * is not set up. */
+uint64_t ref_cpu_timer_take(struct cpu_timer *t, uint64_t wall, uint64_t *late);
+/* At the end of the same handler, with the wall time then: arms the next timer, no
+ * sooner than three times the handler's CPU time from now. Nothing without a take
+ * before it. */
+void ref_cpu_timer_rearm(struct cpu_timer *t, uint64_t wall);
+/* After stop, with no handler running: periods passed that no take() handed out. */
+uint64_t ref_cpu_timer_owed(struct cpu_timer *t);
 
-#endif /* REF_PROFILER_CPU_TICKER_H */
+#endif /* REF_PROFILER_CPU_TIMER_H */

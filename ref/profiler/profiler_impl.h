@@ -27,9 +27,6 @@ struct ref_profiler_ops {
 	 * next call, so that a script is decoded where it lies rather than copied first. */
 	ssize_t (*view)(struct ref_profiler *p, const void **data, size_t len, uint32_t *cpu,
 			uint64_t *time);
-	/* Optional: hand over now what has been taken but not yet written (the session's
-	 * flush calls it before draining). */
-	void (*catch_up)(struct ref_profiler *p);
 	/* Optional: the reads that follow end, once, at what has been taken by now. A drain
 	 * on the sampled thread itself would otherwise chase the samples its own signals
 	 * keep adding, and never return when a period is shorter than a sample's delivery;

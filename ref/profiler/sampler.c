@@ -17,7 +17,7 @@
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
-#include "cpu_ticker.h"
+#include "cpu_timer.h"
 #include "pecs/opts.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
@@ -27,23 +27,21 @@
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
-/* At most this many samples from one signal. A signal normally covers 1 or 2 periods;
- * a starved ticker thread can leave hundreds to one signal, and writing them all at
- * once would overflow a reader's ring with one moment's stack. The periods beyond it
- * are owed (struct sampler's debt) and paid by later signals, a few at a time, where
- * wall time leaves room for them a period apart; what is still owed at stop is
- * skipped, as Linux's hrtimer skips the periods it overran (perf_swevent_hrtimer()
- * forwards the timer past them and writes one sample). CATCH_UP_MAX in
- * docs/ref-engine-notes.md has the figures.
+/* At most this many samples from one signal: one, the stack of its own moment. A signal
+ * that stands for several periods came late (the thread ran on while its handler could
+ * not run); Linux's hrtimer writes one sample for the periods it overran too
+ * (perf_swevent_hrtimer() forwards past them), and the others are counted as skipped
+ * (Stop's periods_skipped), never written with a stack that is no longer the thread's.
  *
  * Not under ThreadSanitizer: it runs a handler at its next interception point, not
  * when the signal arrives, so there every signal is late by design (about 25 periods
- * at 1 ms in the accuracy cases' loop, which reads the clock every ~25 ms), and a cap
- * would turn the tool's delay into missing samples. */
+ * at 1 ms in the accuracy cases' loop, which reads the clock every ~25 ms). The tool's
+ * delay would turn into missing samples, so a TSan build writes each period, dated a
+ * period apart, with the one stack it has. */
 #if defined(__SANITIZE_THREAD__)
 #define CATCH_UP_MAX 1024u
 #else
-#define CATCH_UP_MAX 32u
+#define CATCH_UP_MAX 1u
 #endif
 
 /* Zircon object types the FXT kernel object records name. */
@@ -59,25 +57,25 @@ struct sampler {
 	struct ref_sampler_opts opts;
 	struct spsc_buffer buf;
 	bool have_buf;
-	struct cpu_ticker ticker;
+	struct cpu_timer timer;
 	pid_t pid, tid;
 	clockid_t clock;
-	unsigned rate;        /* the clock's speed limit against wall time (cpu_ticker) */
+	unsigned rate;        /* the clock's speed limit against wall time (cpu_timer) */
 	unsigned max_frames;
 	enum pecs_stream_format output;
 
 	uint64_t period;      /* ns of CPU time between samples */
 	uint64_t generation;  /* this run's, in every signal's value (signal_value()) */
 	int slot;             /* this run's index in running[] */
+	bool timer_live;      /* started, not stopped yet */
 
 	/* Written by the handler only (the single producer); dropped is also read by the
 	 * collector while running, the rest by stop after the handlers are done. */
 	uint64_t taken, repeated, skipped, most_periods;
-	uint64_t debt;        /* periods passed and not sampled yet (CATCH_UP_MAX) */
 	_Atomic uint64_t dropped;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
-	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest real signal's stack */
+	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest signal's stack */
 	unsigned nr_ips;
 	bool announced;
 
@@ -92,7 +90,7 @@ struct sampler {
  * process's, and a signal carries no pointer it could trust (one queued for a run that
  * has since stopped arrives after its sampler is freed). So the samplers running now
  * are listed here, and a signal is served from the list. A sampler is published
- * (seq_cst) only once it and its ticker are fully set up; the handler's load then sees
+ * (seq_cst) only once it and its timer are fully set up; the handler's load then sees
  * them whole. */
 #define MAX_RUNNING 64
 static _Atomic(struct sampler *) running[MAX_RUNNING];
@@ -105,11 +103,11 @@ static atomic_int inflight;
  * and from a SIGPROF someone else queued. */
 static _Atomic uint64_t generations;
 
-/* A signal's value: the run's generation, and whether it was a kick. Kept in the
- * pointer member, which the kernel passes through untouched. */
-static void *signal_value(uint64_t generation, bool kicked)
+/* A signal's value: the run's generation, kept in the pointer member, which the kernel
+ * passes through untouched. */
+static void *signal_value(uint64_t generation)
 {
-	return (void *)(uintptr_t)(generation << 1 | (kicked ? 1u : 0u));
+	return (void *)(uintptr_t)generation;
 }
 
 static clockid_t cpu_clock(pid_t id, bool thread)
@@ -151,55 +149,32 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
-/* The samples one signal stands for: the periods the CPU-time clock passed since the
- * last signal, usually one; more when the signal came late (a busy machine starved
- * the ticker or the target). Linux's hrtimer takes each at the moment its period ends,
- * with the stack of that moment. The sampler writes up to CATCH_UP_MAX of them now:
- * it repeats the stack it has and dates each sample back to when its period ended, as
- * if the thread had run without a break since (exact for the latest period of a
- * thread that was running). The rest are owed, and later signals pay them in the wall
- * time the thread did not run (a thread's CPU time never outruns wall time, so a
- * thread that was preempted leaves room), at most CATCH_UP_MAX samples per signal and
- * never closer than a period apart. Nothing owed is ever LOST: what stop still owes
- * is counted as skipped. */
-static unsigned batch_size(struct sampler *s, uint64_t t0, uint64_t *late)
-{
-	uint64_t n = ref_cpu_ticker_take(&s->ticker, late), cur, slots, pay;
-
-	if (n > s->most_periods)
-		s->most_periods = n;
-	cur = n > CATCH_UP_MAX ? CATCH_UP_MAX : n;
-	s->debt += n - cur;
-	if (!cur || !s->debt)
-		return (unsigned)cur;
-	/* Room a period apart between the latest sample and this batch's last one. */
-	slots = t0 - *late > s->last_time ? (t0 - *late - s->last_time) / s->period : 0;
-	pay = slots > cur ? slots - cur : 0;
-	if (pay > CATCH_UP_MAX - cur)
-		pay = CATCH_UP_MAX - cur;
-	if (pay > s->debt)
-		pay = s->debt;
-	s->debt -= pay;
-	return (unsigned)(cur + pay);
-}
-
-/* kicked: the signal came from a flush or stop on the target thread rather than from
- * the ticker. Its context is the engine's own code, so the stack of the latest real
- * signal stands in for the periods the ticker had not got to yet. */
-static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
+/* One signal: the periods the CPU-time clock passed since the last one, usually one.
+ * The sample is the stack of this moment; the periods beyond CATCH_UP_MAX are skipped.
+ * A TSan build writes up to CATCH_UP_MAX of them, dated back a period apart from the
+ * moment the latest ended, as if the thread had run without a break since. */
+static void take_samples(struct sampler *s, ucontext_t *uc)
 {
 	uint8_t rec[RECORD_MAX];
 	uint64_t t0 = now_ns(), dt, late;
-	unsigned batch = batch_size(s, t0, &late);
+	uint64_t n = ref_cpu_timer_take(&s->timer, t0, &late);
 	struct spsc_entry e = { 0, 0, 0 };
+	unsigned batch;
 	int cpu;
 	uint64_t taken = 0, dropped = 0, repeated = 0;
-	bool reused = kicked && s->nr_ips;
 
-	if (!batch)
-		return; /* a late signal whose periods an earlier one took */
-	if (!reused)
-		s->nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
+	if (!n) {
+		/* A signal of another sampler on this thread, or a preempted target. */
+		ref_cpu_timer_rearm(&s->timer, now_ns());
+		return;
+	}
+	if (n > s->most_periods)
+		s->most_periods = n;
+	batch = n > CATCH_UP_MAX ? CATCH_UP_MAX : (unsigned)n;
+	s->skipped += n - batch;
+	if (batch == 1)
+		late = 0; /* one sample: dated when its stack was taken */
+	s->nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
 	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
@@ -217,7 +192,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 			s->announced = true;
 			taken++;
 			/* Only the batch's last period ended when its stack was taken. */
-			repeated += reused || i + 1 < batch;
+			repeated += i + 1 < batch;
 		} else {
 			dropped++;
 		}
@@ -226,7 +201,9 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 	s->repeated += repeated;
 	if (dropped)
 		atomic_fetch_add_explicit(&s->dropped, dropped, memory_order_relaxed);
-	dt = now_ns() - t0;
+	dt = now_ns();
+	ref_cpu_timer_rearm(&s->timer, dt);
+	dt -= t0;
 	s->time_sum += dt;
 	s->signals++;
 	if (s->signals == 1 || dt < s->time_min)
@@ -235,31 +212,30 @@ static void take_samples(struct sampler *s, ucontext_t *uc, bool kicked)
 		s->time_max = dt;
 }
 
-/* One of our signals arrived on a thread: every sampler running on that thread takes
- * the periods it is due, not only the one whose run sent it. A signal of an earlier run,
- * still pending when it stopped, or of another sampler on the same thread, arrives at a
- * moment of its own and stands for them all: ignoring it would leave a ticker waiting
- * for a take (its own signal, queued while the other was pending, was merged into it).
- * A sampler with nothing due takes nothing. Only the run that sent a kick treats it as
- * one: its context is the engine's, where for the others it is the target's. */
+/* One of our timers' signals arrived on a thread: every sampler running on that thread
+ * takes the periods it is due, not only the one whose timer fired. A signal of an
+ * earlier run, still pending when it stopped, or of another sampler on the same thread,
+ * arrives at a moment of its own and stands for them all: ignoring it would leave a
+ * sampler whose own signal was merged into it (a signal does not queue twice) with no
+ * timer armed. A sampler with nothing due takes nothing and arms its timer again. */
 static void on_signal(int signo, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
-	uintptr_t v = (uintptr_t)si->si_value.sival_ptr;
-	uint64_t gen = v >> 1;
+	uint64_t gen = (uintptr_t)si->si_value.sival_ptr;
 	pid_t tid;
 
 	(void)signo;
 	atomic_fetch_add_explicit(&inflight, 1, memory_order_seq_cst);
-	/* Generation 0 or one not handed out yet: someone else's SI_QUEUE signal. */
-	if (si->si_code == SI_QUEUE && gen &&
+	/* A timer's signal (SI_TIMER) can only come from a timer of this process. One with
+	 * generation 0, or one not handed out yet, is someone else's. */
+	if (si->si_code == SI_TIMER && gen &&
 	    gen <= atomic_load_explicit(&generations, memory_order_relaxed)) {
 		tid = (pid_t)syscall(SYS_gettid);
 		for (int i = 0; i < MAX_RUNNING; i++) {
 			struct sampler *s = atomic_load_explicit(&running[i], memory_order_seq_cst);
 
-			if (s && si->si_pid == s->pid && tid == s->tid)
-				take_samples(s, ucv, (v & 1) && gen == s->generation);
+			if (s && tid == s->tid)
+				take_samples(s, ucv);
 		}
 	}
 	atomic_fetch_sub_explicit(&inflight, 1, memory_order_seq_cst);
@@ -279,7 +255,7 @@ static int install_handler(int signo)
 	/* Samplers on one thread may use different signals; one handler must not run inside
 	 * another, which would make two producers of one sampler's buffer. */
 	sigfillset(&sa.sa_mask);
-	/* Left installed after stop: a signal already queued when the ticker
+	/* Left installed after stop: a signal already queued when the timer
 	 * stops would otherwise meet SIGPROF's default action and end the process. */
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
@@ -388,7 +364,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	struct sampler *s = p->impl;
 	int ret;
 
-	s->taken = s->repeated = s->skipped = s->most_periods = s->debt = 0;
+	s->taken = s->repeated = s->skipped = s->most_periods = 0;
 	atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
 	s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
@@ -415,22 +391,27 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 		return ret;
 	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
 	/* Everything the handler reads is set before publish() lists it: a signal of an
-	 * earlier run that lands after the publication finds a whole ticker (and is then
-	 * told apart by its generation), never one being cleared. */
-	ret = ref_cpu_ticker_init(&s->ticker, s->clock, s->rate, s->period, s->tid, s->opts.signo,
-				  signal_value(s->generation, false));
-	if (ret)
-		return ret;
-	s->slot = publish(s);
-	if (s->slot < 0)
-		return REF_PROFILER_BAD_STATE;
-	/* Only now may signals come: one the handler ignored would leave the ticker
-	 * waiting for a take that never happens. */
-	ret = ref_cpu_ticker_run(&s->ticker);
+	 * earlier run that lands after the publication finds a whole timer, never one
+	 * being cleared. */
+	ret = ref_cpu_timer_init(&s->timer, s->clock, s->rate, s->period, s->tid, s->opts.signo,
+				 signal_value(s->generation));
 	if (ret) {
-		withdraw(s);
+		ref_cpu_timer_destroy(&s->timer);
 		return ret;
 	}
+	s->slot = publish(s);
+	if (s->slot < 0) {
+		ref_cpu_timer_destroy(&s->timer);
+		return REF_PROFILER_BAD_STATE;
+	}
+	/* Only now may signals come: one the handler ignored would leave no timer armed. */
+	ret = ref_cpu_timer_run(&s->timer);
+	if (ret) {
+		withdraw(s);
+		ref_cpu_timer_destroy(&s->timer);
+		return ret;
+	}
+	s->timer_live = true;
 	return 0;
 }
 
@@ -438,13 +419,17 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 {
 	struct sampler *s = p->impl;
 
-	/* The periods up to now are the run's, whether or not the ticker saw them. */
-	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
-	ref_cpu_ticker_stop(&s->ticker);
+	if (s->timer_live)
+		ref_cpu_timer_stop(&s->timer);
 	withdraw(s);
-	/* Owed periods stop could only write as a burst at one moment: skipped. */
-	s->skipped += s->debt;
-	s->debt = 0;
+	if (s->timer_live) {
+		/* No handler is inside take() once withdrawn: the timers can go. */
+		ref_cpu_timer_destroy(&s->timer);
+		/* The periods up to now are the run's; those no signal took are skipped,
+		 * as a disable on Linux writes no sample for them either. */
+		s->skipped += ref_cpu_timer_owed(&s->timer);
+		s->timer_live = false;
+	}
 	if (!res)
 		return;
 	res->samples_collected = s->taken;
@@ -487,13 +472,6 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 	return n;
 }
 
-static void sampler_catch_up(struct ref_profiler *p)
-{
-	struct sampler *s = p->impl;
-
-	ref_cpu_ticker_kick(&s->ticker, signal_value(s->generation, true));
-}
-
 static void sampler_mark_end(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
@@ -526,7 +504,6 @@ static const struct ref_profiler_ops sampler_ops = {
 	.start = sampler_start,
 	.stop = sampler_stop,
 	.read = sampler_read,
-	.catch_up = sampler_catch_up,
 	.mark_end = sampler_mark_end,
 	.reset = sampler_reset,
 	.destroy = sampler_destroy,

@@ -48,7 +48,11 @@ void function_range(void *fn, uint64_t *start, uint64_t *end);
 bool check_placement(const char *what);
 
 /* sampler.c's CATCH_UP_MAX: the most samples one signal writes. */
-#define CATCH_UP_MAX 32
+#if defined(__SANITIZE_THREAD__)
+#define CATCH_UP_MAX 1024
+#else
+#define CATCH_UP_MAX 1
+#endif
 
 /* A sampler session feeding sink() and lost(); resets what they kept. */
 struct ref_profiler_session *new_session(const struct ref_sampler_opts *so, unsigned poll_us);

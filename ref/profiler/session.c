@@ -152,7 +152,9 @@ static void drain_locked(struct ref_profiler_session *s)
 static void *collector(void *arg)
 {
 	struct ref_profiler_session *s = arg;
-	struct timespec nap = { 0, (long)s->nap_us * 1000 };
+	/* tv_nsec below a second: a nap of 1 s or more written as nanoseconds alone would
+	 * be EINVAL, and the collector would never sleep. */
+	struct timespec nap = { (time_t)(s->nap_us / 1000000u), (long)(s->nap_us % 1000000u) * 1000 };
 
 	while (!atomic_load_explicit(&s->stop_thread, memory_order_acquire)) {
 		pthread_mutex_lock(&s->lock);
@@ -163,17 +165,15 @@ static void *collector(void *arg)
 	return NULL;
 }
 
-/* A drain every millisecond was most of the helper threads' cost at 1 kHz, one sample
- * each. Waking every 8 periods (1 to 10 ms) hands over about 8 samples per drain at any
- * rate, the backlog a drain at 1 ms left at 10 kHz; poll, read and ioctls flush on demand
- * (engine_flush.c), so only a reader of the mapping alone sees the wait. */
-static unsigned collector_nap_us(const struct ref_profiler_session *s, uint64_t period_ns)
-{
-	uint64_t us = period_ns * 8 / 1000;
+/* The collector only moves what the handlers took into the sink; poll, read and the
+ * ioctls drain on demand (engine_flush.c), so only a reader of the mapping alone waits
+ * for it. Every 10 ms at any rate: a drain every millisecond was most of the helper
+ * threads' cost at 1 kHz, one sample each. */
+#define COLLECTOR_NAP_US 10000u
 
-	if (s->opts.poll_us)
-		return s->opts.poll_us;
-	return us < 1000 ? 1000 : us > 10000 ? 10000 : (unsigned)us;
+static unsigned collector_nap_us(const struct ref_profiler_session *s)
+{
+	return s->opts.poll_us ? s->opts.poll_us : COLLECTOR_NAP_US;
 }
 
 static int enable_locked(struct ref_profiler_session *s, const struct ref_profiler_enable *en)
@@ -227,7 +227,7 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	s->enabled = true;
 	/* Only a live profiler produces while enabled; a script is read at poll/disable. */
 	if (live) {
-		s->nap_us = collector_nap_us(s, en->period_ns);
+		s->nap_us = collector_nap_us(s);
 		atomic_store_explicit(&s->stop_thread, false, memory_order_relaxed);
 		/* The collector's first drain waits for the lock the caller holds. */
 		if (pthread_create(&s->thread, NULL, collector, s) == 0)
@@ -269,11 +269,8 @@ int ref_profiler_session_flush(struct ref_profiler_session *s)
 	if (!s->profiler->ops->live)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	if (s->enabled) {
-		if (s->profiler->ops->catch_up)
-			s->profiler->ops->catch_up(s->profiler);
+	if (s->enabled)
 		drain_locked(s);
-	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }

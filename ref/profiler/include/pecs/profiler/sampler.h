@@ -1,13 +1,13 @@
-/* The live sampler: a ticker thread signals the target thread each time its CPU-time
- * clock passes another period (cpu_ticker.h says why not a POSIX CPU-time timer); the
- * handler unwinds the interrupted context with libunwind and appends one backtrace
- * record per period passed (FXT, or markup when configured so) to a lock-free buffer
- * that the session's collector drains. When one signal stands for several periods (it
- * came late), the records repeat its stack with times one period apart, 32 at most per
- * signal (no cap in a TSan build, sampler.c says why), rather than a burst a reader's
- * ring could not hold; later signals pay the periods owed where the thread was
- * preempted, and what stop still owes is skipped (Stop's periods_skipped), as Linux's
- * hrtimer skips the periods it overran. Callchains hold user addresses only and end at the first other value.
+/* The live sampler: the kernel's POSIX timers signal the target thread each time its
+ * CPU-time clock passes another period (cpu_timer.h says how, and why not a CPU-time
+ * timer alone); the handler unwinds the interrupted context with libunwind and appends
+ * one backtrace record (FXT, or markup when configured so) to a lock-free buffer that
+ * the session's collector drains every 10 ms. A signal that stands for several periods
+ * (the thread ran on while its handler could not run) writes one sample, with the
+ * stack of its moment, and the other periods are skipped (Stop's periods_skipped), as
+ * Linux's hrtimer skips the periods it overran; a TSan build writes each, up to 1024
+ * (sampler.c says why). Callchains hold user addresses only and end at the first
+ * other value.
  *
  * Targets: a thread of this process (its thread CPU-time clock) or this process (the
  * process CPU-time clock, signals delivered to target.thread). An event on a task uses
@@ -17,9 +17,11 @@
  * a 65th start() is BAD_STATE (the process-wide list the signal handler serves is that
  * long). Samplers on one thread may share a signal: whichever arrives serves them all.
  *
- * The handler calls only: clock_gettime, sched_getcpu (a vDSO/getcpu read; not on the
- * POSIX list but it takes no locks), libunwind's local unwinder (per-thread caching,
- * warmed up at start), the FXT/markup writers and memcpy. libunwind finds unwind
+ * The handler calls only: clock_gettime, getrusage and timer_settime (system calls
+ * without locks; timer_settime is on the POSIX list, getrusage is not), sched_getcpu (a
+ * vDSO/getcpu read), libunwind's local unwinder (its fast trace, whose per-thread cache
+ * is made on a thread's first use; warmed up at start), the FXT/markup writers and
+ * memcpy. libunwind finds unwind
  * tables through dl_iterate_phdr, which takes the loader's lock: a sample landing
  * inside dlopen/dlclose on the target thread can deadlock. Do not sample threads that
  * load libraries.
