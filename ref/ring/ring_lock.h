@@ -24,9 +24,9 @@ static inline void ring_lock_take(struct ring_lock *l)
 static inline void ring_lock_drop(struct ring_lock *l)
 {
 	__atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
-	/* The store may still sit in this CPU's store buffer when the count is read, so a
-	 * taker that counts itself at that very moment can miss both the free word and the
-	 * wake; it sleeps with a timeout for that (ring_lock.c). */
+	/* Nothing orders the store before the load (that would cost the atomic operation
+	 * saved): a taker that counts itself just as the word is freed can miss both the
+	 * free word and the wake. It sleeps with a timeout for that (ring_lock.c). */
 	if (__atomic_load_n(&l->sleepers, __ATOMIC_RELAXED))
 		ref_ring_lock_wake(l);
 }
