@@ -52,17 +52,19 @@ struct ref_ring {
 	void *wakeup_arg;
 };
 
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+#define RING_HAVE_THREAD_POINTER 1
+#endif
+#endif
+
 /* A token for this thread, unique among live threads: its thread pointer, one load
  * (pthread_self() is a call into libc, a tenth of a held 64 B write). */
 static inline uintptr_t ring_self(void)
 {
-#if defined(__has_builtin)
-#if __has_builtin(__builtin_thread_pointer)
+#ifdef RING_HAVE_THREAD_POINTER
 	return (uintptr_t)__builtin_thread_pointer();
-#define RING_SELF_DONE
-#endif
-#endif
-#ifndef RING_SELF_DONE
+#else
 	return (uintptr_t)pthread_self();
 #endif
 }
