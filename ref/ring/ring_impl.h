@@ -10,13 +10,15 @@
 
 #include "pecs/abi.h"
 #include "ref/ring/ring.h"
+#include "ref/ring/ring_lock.h"
 
 struct ref_ring {
-	pthread_mutex_t lock;
-	/* The thread in ref_ring_hold(), else 0: it writes and queries without the lock.
-	 * Only that thread stores its own id here, so a thread that reads its own id back
-	 * is the holder, and any other thread reads something else. */
-	pthread_t holder;
+	struct ring_lock lock;
+	/* The thread in ref_ring_hold() (its ring_self()), else 0: it writes and queries
+	 * without the lock. Only that thread stores its own token here, so a thread that
+	 * reads its own token back is the holder, and any other thread reads something
+	 * else. */
+	uintptr_t holder;
 	int memfd;
 	size_t nr_pages;
 	long page_size;
@@ -50,23 +52,45 @@ struct ref_ring {
 	void *wakeup_arg;
 };
 
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+#define RING_HAVE_THREAD_POINTER 1
+#endif
+#endif
+
+/* A token for this thread, unique among live threads: its thread pointer, one load
+ * (pthread_self() is a call into libc, a tenth of a held 64 B write). */
+static inline uintptr_t ring_self(void)
+{
+#ifdef RING_HAVE_THREAD_POINTER
+	return (uintptr_t)__builtin_thread_pointer();
+#else
+	return (uintptr_t)pthread_self();
+#endif
+}
+
+static inline int ring_held_here(const struct ref_ring *r)
+{
+	uintptr_t h = __atomic_load_n(&r->holder, __ATOMIC_RELAXED);
+
+	return h && h == ring_self();
+}
+
 /* The lock for one call, unless this thread holds the ring already (ref_ring_hold()):
- * 1 when taken. A plain mutex costs one atomic operation a call (a recursive one costs
- * more); a holder's writes cost none. */
+ * 1 when taken. The lock costs one atomic operation a call (ring_lock.h); a holder's
+ * writes cost none. */
 static inline int ring_lock(struct ref_ring *r)
 {
-	pthread_t h = __atomic_load_n(&r->holder, __ATOMIC_RELAXED);
-
-	if (h && pthread_equal(h, pthread_self()))
+	if (ring_held_here(r))
 		return 0;
-	pthread_mutex_lock(&r->lock);
+	ring_lock_take(&r->lock);
 	return 1;
 }
 
 static inline void ring_unlock(struct ref_ring *r, int taken)
 {
 	if (taken)
-		pthread_mutex_unlock(&r->lock);
+		ring_lock_drop(&r->lock);
 }
 
 /* CIRC_SPACE: what the writer may fill without its head reaching the reader's tail.

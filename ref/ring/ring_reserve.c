@@ -14,8 +14,7 @@ void *ref_ring_window(struct ref_ring *r, size_t min, size_t *room)
 	size_t to_end = r->data_size - off;
 
 	*room = 0;
-	if (r->paused || r->lost_pending || r->backward || min > to_end ||
-	    !pthread_equal(__atomic_load_n(&r->holder, __ATOMIC_RELAXED), pthread_self()))
+	if (r->paused || r->lost_pending || r->backward || min > to_end || !ring_held_here(r))
 		return NULL;
 	if (!r->overwrite && head + min > r->room_end) {
 		/* A: as in ring_write_general(); an older reading is as good for the
