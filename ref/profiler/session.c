@@ -39,6 +39,7 @@ struct ref_profiler_session {
 	 * sees a profiler either fully started or fully stopped. */
 	pthread_mutex_t lock;
 	pthread_t thread;
+	pthread_cond_t wake; /* stop_thread set: the collector's nap ends */
 	unsigned nap_us; /* the collector's sleep between drains this enable */
 	bool have_thread;
 	atomic_bool stop_thread;
@@ -75,6 +76,7 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	struct ref_profiler_session *s;
 	const struct pecs_koid_map_entry *koids;
 	size_t nr;
+	pthread_condattr_t ca;
 	int err = pecs_opts_load(&o, sizeof(o), opts,
 				 PECS_OPTS_SIZE_TO(ref_profiler_session_opts, poll_us));
 
@@ -90,6 +92,10 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	s->profiler = profiler;
 	s->opts = o;
 	koids = o.koids;
@@ -152,16 +158,24 @@ static void drain_locked(struct ref_profiler_session *s)
 static void *collector(void *arg)
 {
 	struct ref_profiler_session *s = arg;
-	/* tv_nsec below a second: a nap of 1 s or more written as nanoseconds alone would
-	 * be EINVAL, and the collector would never sleep. */
-	struct timespec nap = { (time_t)(s->nap_us / 1000000u), (long)(s->nap_us % 1000000u) * 1000 };
+	struct timespec until;
+	uint64_t ns;
 
+	/* Disable wakes the nap rather than wait it out: a DISABLE that joined a sleeping
+	 * collector took up to a nap of the caller's time (most of
+	 * Engine.Record.LayoutVectorsByteExact's). */
+	pthread_mutex_lock(&s->lock);
 	while (!atomic_load_explicit(&s->stop_thread, memory_order_acquire)) {
-		pthread_mutex_lock(&s->lock);
 		drain_locked(s);
-		pthread_mutex_unlock(&s->lock);
-		nanosleep(&nap, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		ns = (uint64_t)until.tv_nsec + (uint64_t)s->nap_us * 1000u;
+		until.tv_sec += (time_t)(ns / 1000000000u);
+		until.tv_nsec = (long)(ns % 1000000000u);
+		while (!atomic_load_explicit(&s->stop_thread, memory_order_acquire) &&
+		       pthread_cond_timedwait(&s->wake, &s->lock, &until) == 0)
+			;
 	}
+	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -291,6 +305,7 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 		/* Joined without the lock, which the collector takes for each drain. */
 		s->have_thread = false;
 		atomic_store_explicit(&s->stop_thread, true, memory_order_release);
+		pthread_cond_signal(&s->wake);
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(collector_thread, NULL);
 		pthread_mutex_lock(&s->lock);
@@ -352,6 +367,7 @@ void ref_profiler_session_free(struct ref_profiler_session *s)
 		ref_profiler_session_disable(s, NULL);
 	ref_profiler_free(s->profiler);
 	free(s->koids);
+	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
