@@ -12,9 +12,9 @@
  * system call: the thread's CPU clock is read between runs of ~25 ms of it, and the
  * monotonic clock (vDSO) every ~100 us to see whether the thread stood still. A clock
  * read is a system call, where an exclude_kernel event skips samples, and where an
- * implementation that signals the thread from elsewhere (ref's ticker thread) lands
- * far more often than the time spent there suggests, because a busy machine tends to
- * preempt the thread at a system call's exit.
+ * implementation whose signal was generated while the thread was preempted (ref's
+ * timer signals) lands far more often than the time spent there suggests, because a
+ * busy machine tends to preempt the thread at a system call's exit.
  *
  * Both are statistics of a schedule the suite does not control, so each case makes up to
  * ATTEMPTS measurements and passes on the first that holds. A measurement during which
