@@ -207,7 +207,10 @@ static int read_who(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, 
 	return 0;
 }
 
-static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
+/* Inline in both callers: the record loop's backtraces skip the record switch and a
+ * call's frame. */
+static inline __attribute__((always_inline)) int
+do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 {
 	uint64_t h = le64(rec);
 	uint8_t thread_ref = ref_fxt_field(h, 20, 27);
@@ -375,7 +378,14 @@ int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, s
 		if (!total || total > len - done || !ref_fxt_reader_decodes(h))
 			break;
 		r->rec_start = r->offset;
-		if (ref_fxt_reader_record(r, p + done, total / 8)) {
+		if ((h & 0xf) == REF_FXT_PROFILER &&
+		    ref_fxt_field(h, 16, 19) == REF_FXT_PROF_BACKTRACE) {
+			if (do_backtrace(r, p + done, total / 8)) {
+				*taken = done;
+				return r->err_ret;
+			}
+			r->stats.records++;
+		} else if (ref_fxt_reader_record(r, p + done, total / 8)) {
 			*taken = done;
 			return r->err_ret;
 		}
