@@ -67,10 +67,14 @@ static inline void ref_record_layout_encode(const struct ref_record_layout *l,
 	uint8_t *p = out;
 	uint16_t size16 = (uint16_t)size;
 
-	/* Word by word: the head is a few words, and memcpy() of a size known only here
-	 * is a call. */
-	for (size_t i = 0; i < l->head; i += 8)
-		memcpy(p + i, l->bytes + i, 8);
+	/* A head of up to 64 bytes goes as one fixed-size copy when the ips cover what it
+	 * writes past the head (they are copied over it below); otherwise word by word:
+	 * the head is a few words, and memcpy() of a size known only here is a call. */
+	if (l->head <= 64 && l->head + 8 * (size_t)keep >= 64)
+		memcpy(p, l->bytes, 64);
+	else
+		for (size_t i = 0; i < l->head; i += 8)
+			memcpy(p + i, l->bytes + i, 8);
 	memcpy(p + 6, &size16, sizeof(size16));
 	if (l->off_ip)
 		ref_record_layout_put(p + l->off_ip, s->nr_ips ? s->ips[0] : 0);

@@ -207,7 +207,10 @@ static int read_who(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, 
 	return 0;
 }
 
-static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
+/* Inline in both callers: the record loop's backtraces skip the record switch and a
+ * call's frame. */
+static inline __attribute__((always_inline)) int
+do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 {
 	uint64_t h = le64(rec);
 	uint8_t thread_ref = ref_fxt_field(h, 20, 27);
@@ -224,6 +227,10 @@ static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t wor
 		pid = r->threads[thread_ref].pid;
 		tid = r->threads[thread_ref].tid;
 		mapped = r->threads[thread_ref].mapped;
+	} else if (!thread_ref) {
+		/* Inline koids: the size check above has counted their two words. */
+		mapped = !map_koid(r, le64(rec + 16), &pid) && !map_koid(r, le64(rec + 24), &tid);
+		pos = 4;
 	} else {
 		uint64_t pkoid, tkoid;
 
@@ -251,7 +258,10 @@ static int do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t wor
 	s.size = sizeof(s);
 	s.pid = pid;
 	s.tid = tid;
-	s.time = ref_fxt_ticks_to_ns(le64(rec + 8), r->ticks_per_second);
+	/* Nanosecond ticks (the default) need no call. */
+	s.time = r->ticks_per_second == 1000000000ull
+			 ? le64(rec + 8)
+			 : ref_fxt_ticks_to_ns(le64(rec + 8), r->ticks_per_second);
 	s.misc = PECS_MISC_USER;
 	s.nr_ips = nr;
 	ret = r->target.sink(r->target.sink_ctx, &s);
@@ -269,7 +279,7 @@ static int do_module(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 	uint64_t h = le64(rec);
 	size_t name_len = ref_fxt_field(h, 44, 51), id_len = ref_fxt_field(h, 52, 59);
 	size_t pos = 2;
-	uint64_t pkoid, tkoid;
+	uint64_t pkoid = 0, tkoid = 0; /* set by read_who() unless it fails */
 	int ret;
 
 	if (words < 2)
@@ -292,7 +302,7 @@ static int do_mmap(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 {
 	uint64_t h = le64(rec);
 	size_t pos = 2;
-	uint64_t pkoid, tkoid;
+	uint64_t pkoid = 0, tkoid = 0; /* set by read_who() unless it fails */
 	int ret;
 
 	if (words < 2)
@@ -368,7 +378,14 @@ int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, s
 		if (!total || total > len - done || !ref_fxt_reader_decodes(h))
 			break;
 		r->rec_start = r->offset;
-		if (ref_fxt_reader_record(r, p + done, total / 8)) {
+		if ((h & 0xf) == REF_FXT_PROFILER &&
+		    ref_fxt_field(h, 16, 19) == REF_FXT_PROF_BACKTRACE) {
+			if (do_backtrace(r, p + done, total / 8)) {
+				*taken = done;
+				return r->err_ret;
+			}
+			r->stats.records++;
+		} else if (ref_fxt_reader_record(r, p + done, total / 8)) {
 			*taken = done;
 			return r->err_ret;
 		}
