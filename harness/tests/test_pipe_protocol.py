@@ -139,18 +139,28 @@ def test_a_python_testee_gives_the_in_process_verdicts(both: Both) -> None:
 
 
 def test_through_v2_the_pipe_claims_what_the_in_process_adapter_claims(both: Both) -> None:
-    inproc, piped, _ = both
+    inproc, piped, d = both
     assert piped["impl"] == "pipe-syscall"
     assert sorted(piped["features"]) == sorted(inproc["features"])
     for f in RING:
         assert f in piped["features"]
     # The ring's cases ran through the pipe (those needing nothing the kernel lacks), and
-    # gave what they give in process: PASS, or the same ENV_SKIP for a host reason.
+    # gave what they give in process: PASS, or the same ENV_SKIP for a host reason. As in
+    # assert_same_verdicts, one that differs runs again, alone, on both sides: a
+    # statistic of the schedule (Sampling.Accuracy.CountMatchesCpuTime, ENV_SKIP in
+    # process and PASS through the pipe beside two busy loops and a build) may differ
+    # once by chance.
     want = {r["id"]: r["raw_status"] for r in inproc["results"]}
     ring = [r for r in piped["results"] if "mmap" in r["features"] and
             set(r["features"]) <= set(inproc["features"])]
-    assert ring and all(r["raw_status"] == want[r["id"]] for r in ring), \
-        [(r["id"], r["raw_status"], r["message"]) for r in ring if r["raw_status"] != want[r["id"]]]
+    assert ring
+    differ = [r["id"] for r in ring if r["raw_status"] != want[r["id"]]]
+    if differ:
+        again_in = results_of([locate(SYSCALL)], d / "ring-inproc-again.json", ids=differ)[1]
+        again_pipe = results_of([locate(PIPE)], d / "ring-pipe-again.json",
+                                {"PECS_TESTEE": locate(TESTEE)}, differ)[1]
+        differ = [i for i in differ if again_in[i]["raw_status"] != again_pipe[i]["raw_status"]]
+    assert not differ, differ
     assert sum(r["raw_status"] == "PASS" for r in ring) >= 20
     # Host facts travel too: the testee's kernel and privilege.
     assert piped["host"]["kernel_release"] == inproc["host"]["kernel_release"]

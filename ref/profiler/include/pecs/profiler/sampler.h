@@ -2,12 +2,12 @@
  * CPU-time clock passes another period (cpu_timer.h says how, and why not a CPU-time
  * timer alone); the handler unwinds the interrupted context with libunwind and appends
  * one backtrace record (FXT, or markup when configured so) to a lock-free buffer that
- * the session's collector drains every 64 periods (10 to 50 ms). A signal that stands
- * for several periods (the thread ran on while its handler could not run) writes one
- * sample, with the stack of its moment, and the other periods are skipped (Stop's
- * periods_skipped), as Linux's hrtimer skips the periods it overran; a TSan build
- * writes each, up to 1024 (sampler.c says why). Callchains hold user addresses only
- * and end at the first other value.
+ * the session's collector drains every 10 ms. A signal that stands for several periods
+ * (the thread ran on while its handler could not run) writes one sample, with the
+ * stack of its moment, and the other periods are skipped (Stop's periods_skipped), as
+ * Linux's hrtimer skips the periods it overran; a TSan build writes each, up to 1024
+ * (sampler.c says why). Callchains hold user addresses only and end at the first
+ * other value.
  *
  * Targets: a thread of this process (its thread CPU-time clock) or this process (the
  * process CPU-time clock, signals delivered to target.thread). An event on a task uses

@@ -33,7 +33,7 @@ struct ref_profiler_session_opts {
 	 * koids are Linux ids (what the live sampler writes). */
 	const struct pecs_koid_map_entry *koids;
 	size_t nr_koids;
-	unsigned poll_us; /* collector thread's sleep between drains; 0: 64 periods, 10-50 ms */
+	unsigned poll_us; /* collector thread's sleep between drains; 0: 10 ms */
 	/* Optional: called with 1 before and 0 after each chunk the decoder turns into
 	 * samples, so the sink can take its locks once per chunk, not once per sample.
 	 * Samples may also reach the sink outside a batch (at the stream's end). */
