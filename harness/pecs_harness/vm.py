@@ -281,6 +281,28 @@ def _source(impl: VmImpl, con: vm_guest.Console, p: vm_guest.Pass, acc: str) -> 
         sysctls or "sysctls not reported", impl.source)
 
 
+# sockaddr_un.sun_path holds 108 bytes, the final NUL included.
+SUN_PATH_MAX = 107
+
+
+def monitor_socket(work: str) -> str | None:
+    """Where qemu's monitor listens: in work, or, when a long TMPDIR makes that path too
+    long for a UNIX socket, in a folder of its own under /tmp (the caller removes it).
+    None when neither fits: qemu then runs with -monitor none, and a guest that stops
+    printing is stopped without its SysRq dumps."""
+    path = os.path.join(work, "monitor.sock")
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        return path
+    try:
+        short = tempfile.mkdtemp(prefix="pecs-mon-", dir="/tmp")
+    except OSError:
+        return None
+    path = os.path.join(short, "monitor.sock")
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        return path
+    shutil.rmtree(short, ignore_errors=True)
+    return None
+
 def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
         case_timeout: int, run_timeout: int,
         expectations_for: Callable[[str], str | None]) -> list[results_mod.Run]:
@@ -293,6 +315,7 @@ def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
         return _runs(impl, plan, vm_guest.Console(), errors, acc, expectations_for)
     qemu, busybox, setpriv = tools
     work = tempfile.mkdtemp(prefix="pecs-vm-")
+    monitor: str | None = None
     try:
         initrd = os.path.join(work, "initramfs.cpio.gz")
         cfg = vm_guest.config(plan, case_timeout, filter_)
@@ -306,7 +329,7 @@ def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
         progress.say("  %s: booting %s in qemu (%s), passes %s" % (
             impl.label, impl.kernel, acc.upper(), ", ".join(p.label for p in plan)))
         start = time.monotonic()
-        monitor = os.path.join(work, "monitor.sock")
+        monitor = monitor_socket(work)
         quiet_s = quiet_limit(case_timeout)
         argv = qemu_argv(impl.kernel, initrd, cpus, acc, monitor)
         argv[0] = qemu
@@ -327,6 +350,8 @@ def run(impl: VmImpl, out: str, progress: execute.Progress, filter_: str | None,
             impl.label, time.monotonic() - start, console))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if monitor and not monitor.startswith(work + os.sep):
+            shutil.rmtree(os.path.dirname(monitor), ignore_errors=True)
     con = vm_guest.parse(boot.text)
     errors = {}
     for p in plan:

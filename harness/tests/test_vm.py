@@ -204,6 +204,29 @@ def test_spec_and_label(tmp_path: pathlib.Path) -> None:
     assert vm.default_label("/boot/bzImage") == "bzImage"
 
 
+def test_monitor_socket_fits_a_unix_socket(tmp_path: pathlib.Path) -> None:
+    """A long TMPDIR (Bazel's sandbox gives one of ~170 bytes) would make qemu fail to
+    bind the monitor: the socket moves to a folder of its own under /tmp."""
+    import shutil
+    import socket
+    import tempfile
+    short_dir = tempfile.mkdtemp(prefix="pv-", dir="/tmp")
+    try:
+        assert vm.monitor_socket(short_dir) == os.path.join(short_dir, "monitor.sock")
+    finally:
+        shutil.rmtree(short_dir)
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    moved = vm.monitor_socket(str(deep))
+    assert moved is not None and moved.startswith("/tmp/pecs-mon-")
+    assert len(os.fsencode(moved)) <= vm.SUN_PATH_MAX
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.bind(moved)  # what qemu does with it
+    finally:
+        shutil.rmtree(os.path.dirname(moved))
+
+
 def test_qemu_argv_bounds_the_guest() -> None:
     argv = vm.qemu_argv("/k", "/i", 2, "tcg")
     append = argv[argv.index("-append") + 1]
