@@ -144,3 +144,23 @@ out:
 	if (f)
 		fclose(f);
 }
+
+int pecs_host_uncharged_ns(uint64_t *ns, uint64_t *granule_ns)
+{
+	/* user nice system idle iowait irq softirq steal */
+	unsigned long long v[8];
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n != 8 || hz <= 0)
+		return -EIO;
+	*granule_ns = 1000000000ull / (uint64_t)hz;
+	*ns = (uint64_t)(v[5] + v[6] + v[7]) * *granule_ns;
+	return 0;
+}

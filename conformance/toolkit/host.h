@@ -16,4 +16,11 @@ int pecs_host_cgroup_id(uint64_t *id);
  * same as *size. */
 void pecs_host_page_size(uint64_t addr, uint64_t *size, uint64_t *alt);
 
+/* The CPU time the host spent in interrupts and soft interrupts and lost to its
+ * hypervisor (steal) since boot, summed over its CPUs (the first line of /proc/stat), in
+ * ns; *granule_ns is how coarse each of those three figures is (a USER_HZ tick). A task
+ * clock, read from the scheduler clock while the task is on a CPU, counts such time; the
+ * task's runtime, and so its rusage, leaves it out. 0 or -errno. */
+int pecs_host_uncharged_ns(uint64_t *ns, uint64_t *granule_ns);
+
 #endif /* PECS_TOOLKIT_HOST_H */
