@@ -60,6 +60,16 @@ static int create(clockid_t clock, pid_t tid, int signo, void *value, timer_t *i
 	return 0;
 }
 
+/* Reads the clock: *now, and the whole periods since the origin. -1 on a timer not set
+ * up (period 0) or a clock that cannot be read (the target is gone). */
+static int periods_since_origin(const struct cpu_timer *t, uint64_t *now, uint64_t *due)
+{
+	if (!t->period || read_clock(t->clock, now) < 0 || *now < t->origin)
+		return -1;
+	*due = (*now - t->origin) / t->period;
+	return 0;
+}
+
 /* The calling thread's voluntary context switches: it slept. -1 when unknown. */
 static long voluntary_switches(void)
 {
@@ -70,19 +80,20 @@ static long voluntary_switches(void)
 	return ru.ru_nvcsw;
 }
 
-/* Arms the timer that fits: the wall-clock one unless the target went to sleep since
- * the last arm, told by its voluntary switches (a thread's own clock) or by a process
- * clock that did not move at all. reached: the clock got to a multiple since then.
- * on_target: called on the target thread, whose switches getrusage() reads. */
-static void arm(struct cpu_timer *t, uint64_t now, uint64_t wall, uint64_t not_before,
-		bool reached, bool on_target)
+/* After a take, on the target thread (whose switches getrusage() reads): arms the timer
+ * that fits, the wall-clock one no sooner than not_before, unless the target went to
+ * sleep since the last arm without the clock getting to a multiple, told by its
+ * voluntary switches (a thread's own clock) or by a process clock that did not move at
+ * all. */
+static void arm(struct cpu_timer *t, uint64_t not_before)
 {
+	uint64_t now = t->take_clock, wall = t->take_wall;
 	uint64_t next = t->origin + (t->taken + 1) * t->period;
 	uint64_t left = next > now ? next - now : 1, speed = 1, at;
-	long switches = t->thread_clock && on_target ? voluntary_switches() : -1;
+	long switches = t->thread_clock ? voluntary_switches() : -1;
 	bool asleep = false;
 
-	if (!reached) {
+	if (!t->take_reached) {
 		if (t->thread_clock)
 			asleep = switches >= 0 && t->armed_switches >= 0 &&
 				 switches != t->armed_switches;
@@ -183,9 +194,8 @@ uint64_t ref_cpu_timer_take(struct cpu_timer *t, uint64_t wall, uint64_t *late)
 	if (!atomic_load_explicit(&t->live, memory_order_acquire))
 		return 0;
 	t->take_reached = false;
-	if (!t->period || read_clock(t->clock, &now) < 0 || now < t->origin)
+	if (periods_since_origin(t, &now, &due) < 0)
 		return 0;
-	due = (now - t->origin) / t->period;
 	if (due > t->taken) {
 		n = due - t->taken;
 		*late = now - (t->origin + due * t->period);
@@ -218,15 +228,14 @@ void ref_cpu_timer_rearm(struct cpu_timer *t, uint64_t wall)
 	if (read_clock(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0 && cpu > t->take_thread_cpu &&
 	    (cpu - t->take_thread_cpu) * 3 > gap)
 		gap = (cpu - t->take_thread_cpu) * 3;
-	arm(t, t->take_clock, t->take_wall, wall + gap, t->take_reached, true);
+	arm(t, wall + gap);
 }
 
 uint64_t ref_cpu_timer_owed(struct cpu_timer *t)
 {
-	uint64_t now;
+	uint64_t now, due;
 
-	if (!t->period || read_clock(t->clock, &now) < 0 || now < t->origin)
+	if (periods_since_origin(t, &now, &due) < 0)
 		return 0;
-	now = (now - t->origin) / t->period;
-	return now > t->taken ? now - t->taken : 0;
+	return due > t->taken ? due - t->taken : 0;
 }

@@ -75,8 +75,8 @@ struct sampler {
 	_Atomic uint64_t dropped;
 	uint64_t signals, time_sum, time_min, time_max; /* time spent per signal */
 	uint64_t last_time;   /* the latest sample's time */
-	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the latest signal's stack */
-	unsigned nr_ips;
+	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the handler's scratch: off its frame, which
+					      * already holds a record */
 	bool announced;
 
 	uint64_t read_end;    /* mark_end's: UINT64_MAX, or where the reads stop once */
@@ -159,7 +159,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	uint64_t t0 = now_ns(), dt, late;
 	uint64_t n = ref_cpu_timer_take(&s->timer, t0, &late);
 	struct spsc_entry e = { 0, 0, 0 };
-	unsigned batch;
+	unsigned batch, nr_ips;
 	int cpu;
 	uint64_t taken = 0, dropped = 0, repeated = 0;
 
@@ -174,7 +174,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	s->skipped += n - batch;
 	if (batch == 1)
 		late = 0; /* one sample: dated when its stack was taken */
-	s->nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
+	nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
 	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
@@ -187,7 +187,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 			t = s->last_time + 1;
 		s->last_time = t;
 		e.time = t;
-		e.len = write_record(s, rec, t, s->ips, s->nr_ips);
+		e.len = write_record(s, rec, t, s->ips, nr_ips);
 		if (e.len && ref_spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
@@ -368,7 +368,6 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
 	s->time_sum = s->time_min = s->time_max = 0;
 	s->signals = 0;
-	s->nr_ips = 0;
 	s->period = p->sampling.period;
 	s->last_time = now_ns();
 	s->announced = false;
