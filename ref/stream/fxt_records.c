@@ -183,8 +183,9 @@ static int do_kernel_object(struct ref_fxt_reader *r, const uint8_t *rec, size_t
 	return 0;
 }
 
-/* Koids for a profiler record: from the thread table, or the two words at *pos. */
-static int read_who(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, size_t *pos,
+/* Koids for a profiler record: from the thread table, or the two words at *pos. Inline:
+ * a backtrace's inline koids are then two loads. */
+static inline int read_who(struct ref_fxt_reader *r, const uint8_t *rec, size_t words, size_t *pos,
 		    uint8_t thread_ref, uint64_t *pkoid, uint64_t *tkoid,
 		    enum ref_stream_errc short_code)
 {
@@ -227,12 +228,8 @@ do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		pid = r->threads[thread_ref].pid;
 		tid = r->threads[thread_ref].tid;
 		mapped = r->threads[thread_ref].mapped;
-	} else if (!thread_ref) {
-		/* Inline koids: the size check above has counted their two words. */
-		mapped = !map_koid(r, le64(rec + 16), &pid) && !map_koid(r, le64(rec + 24), &tid);
-		pos = 4;
 	} else {
-		uint64_t pkoid, tkoid;
+		uint64_t pkoid = 0, tkoid = 0; /* set by read_who() unless it fails */
 
 		ret = read_who(r, rec, words, &pos, thread_ref, &pkoid, &tkoid,
 			       REF_FXT_E_BAD_BACKTRACE);
