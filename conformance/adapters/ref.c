@@ -1,93 +1,45 @@
 /* The reference engine behind the vtable: one fresh engine per case, so no case sees
- * another's ids, fds or rings.
- *
- * Each sampling event gets a profiler session, as Starnix gives each one a
- * fuchsia.cpu.profiler session: the live sampler (timer signals and libunwind), unless the
- * case installs a scripted stream with set_profiler first. The choice waits until the
- * event is first enabled, since set_profiler comes after open. */
+ * another's ids, fds or rings. Every call is forwarded; the engine itself gives each
+ * sampling event its live sampler when it first runs, unless the case installed a
+ * scripted stream with set_profiler before that. */
 #include <errno.h>
 #include <poll.h>
-#include <stdlib.h>
 
 #include "pecs/impl.h"
 #include "pecs/profiler/attach.h"
 #include "pecs/ref.h"
 
-#define MAX_PENDING 64
-
-struct ref_ctx {
-	struct ref_engine *engine;
-	int pending[MAX_PENDING]; /* sampling fds with no profiler chosen yet */
-	size_t npending;
-};
-
+/* The context is the engine itself. */
 static int ref_setup(void **ctx)
 {
-	struct ref_ctx *c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->engine = ref_engine_new(NULL);
-	if (!c->engine) {
-		int err = errno;
-		free(c);
-		return -err;
-	}
-	*ctx = c;
+	struct ref_config cfg = { .size = sizeof(cfg), .profiler = ref_profiler_live() };
+	struct ref_engine *e = ref_engine_new(&cfg);
+
+	if (!e)
+		return -errno;
+	*ctx = e;
 	return 0;
 }
 
 static void ref_teardown(void *ctx)
 {
-	struct ref_ctx *c = ctx;
-	ref_engine_free(c->engine);
-	free(c);
+	ref_engine_free(ctx);
 }
 
 static struct ref_engine *E(void *ctx)
 {
-	return ((struct ref_ctx *)ctx)->engine;
-}
-
-static int take_pending(struct ref_ctx *c, int fd)
-{
-	for (size_t i = 0; i < c->npending; i++) {
-		if (c->pending[i] == fd) {
-			c->pending[i] = c->pending[--c->npending];
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Gives every sampling event still without a profiler the live sampler. */
-static void attach_live_samplers(struct ref_ctx *c)
-{
-	while (c->npending > 0) {
-		int fd = c->pending[--c->npending];
-		/* A failure leaves the event without samples, which the cases then see. */
-		ref_profiler_attach_sampler(c->engine, fd, NULL, PECS_STREAM_FXT);
-	}
+	return ctx;
 }
 
 static int ref_open(void *ctx, struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
 		    unsigned long flags)
 {
-	struct ref_ctx *c = ctx;
-	int fd = ref_engine_open(c->engine, attr, pid, cpu, group_fd, flags);
-	if (fd >= 0 && attr->sample_period != 0 && c->npending < MAX_PENDING) {
-		c->pending[c->npending++] = fd;
-		if (!(attr->flags & PECS_ATTR_DISABLED))
-			attach_live_samplers(c);
-	}
-	return fd;
+	return ref_engine_open(E(ctx), attr, pid, cpu, group_fd, flags);
 }
 
 static int ref_close(void *ctx, int fd)
 {
-	int r = ref_engine_close(E(ctx), fd);
-	if (r == 0)
-		take_pending(ctx, fd);
-	return r;
+	return ref_engine_close(E(ctx), fd);
 }
 
 static ssize_t ref_read(void *ctx, int fd, void *buf, size_t count)
@@ -102,8 +54,6 @@ static ssize_t ref_write(void *ctx, int fd, const void *buf, size_t count)
 
 static int ref_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
 {
-	if (request == PECS_IOC_ENABLE || request == PECS_IOC_REFRESH)
-		attach_live_samplers(ctx);
 	return ref_engine_ioctl(E(ctx), fd, request, arg);
 }
 
@@ -137,8 +87,6 @@ static int ref_inject(void *ctx, int fd, const struct pecs_sample *s)
 
 static int ref_set_profiler(void *ctx, int fd, const struct pecs_profiler_stream *stream)
 {
-	if (!take_pending(ctx, fd))
-		return -EBUSY; /* not a sampling event, or its profiler already runs */
 	return ref_profiler_attach_replay(E(ctx), fd, stream);
 }
 

@@ -17,9 +17,9 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
-/* Long enough that an implementation's live sampler (ref attaches one at ENABLE) takes
- * no sample of its own between ENABLE and the first injection, which mutes it: at 100 us
- * one sometimes did on a busy host and shifted every byte after it. */
+/* Long enough that the event's own live profiler, which an implementation may start at
+ * ENABLE, takes no sample between ENABLE and the first injection, which mutes it: at
+ * 100 us one sometimes did on a busy host and shifted every byte after it. */
 #define PERIOD_NS 1000000000ull
 #define PID 4242u
 #define TID 4243u

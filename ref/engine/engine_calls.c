@@ -175,24 +175,13 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 	struct ref_event *ev;
 	int ret;
 
+	/* An older caller's struct ends early: its missing hooks stay NULL. */
 	ret = pecs_opts_load(&o, sizeof(o), ops, PECS_OPTS_SIZE_TO(ref_sampler_ops, release));
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	if (!ev)
-		ret = -EBADF;
-	else if (ev->has_sampler || !ref_attr_is_sampling(&ev->attr))
-		ret = -EINVAL;
-	if (!ret) {
-		/* An older caller's struct ends early: its missing hooks stay NULL. */
-		ev->ops = o;
-		ev->priv = priv;
-		ev->has_sampler = 1;
-		/* An event already running starts its profiler now. */
-		if (ev->running)
-			ref_event_defer_add(&d, ev, REF_DEFER_START);
-	}
+	ret = ev ? ref_event_attach_sampler(ev, &o, priv, &d) : -EBADF;
 	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;

@@ -124,6 +124,7 @@ struct ref_event {
 	struct ref_sampler_ops ops;
 	void *priv;
 	int has_sampler;
+	int provider_asked;       /* env->provider was asked for a profiler (once an event) */
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
 };
 
@@ -143,6 +144,9 @@ struct ref_event_env {
 	struct ref_host_cache host; /* what the /proc lookups at an overflow keep */
 	/* The event behind one of the owner's fds, or NULL. */
 	struct ref_event *(*fd_lookup)(struct ref_event_env *env, int fd);
+	/* Profiles the sampling events no caller attached a profiler to (attach NULL:
+	 * none does). */
+	struct ref_profiler_provider provider;
 };
 
 /* Profiler hooks to run once the engine lock is dropped. */
@@ -155,6 +159,7 @@ struct ref_defer_item {
 #define REF_DEFER_RELEASE 3
 #define REF_DEFER_STOP_LAST 4 /* the event is being released: holds no reference */
 #define REF_DEFER_RECONFIGURE 5
+#define REF_DEFER_PROVIDE 6 /* ask env->provider for the event's profiler */
 struct ref_defer {
 	struct ref_defer_item *items;
 	size_t nr, cap;
@@ -228,6 +233,10 @@ void ref_event_for_group(struct ref_event *ev, int group,
 			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d);
 void ref_event_update_userpage(struct ref_event *ev);
 int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
+/* Gives ev its profiler (ref_engine_attach_sampler()): -EBUSY when it has one, -EINVAL
+ * for a counting event; a running event's start hook is queued on d. */
+int ref_event_attach_sampler(struct ref_event *ev, const struct ref_sampler_ops *ops, void *priv,
+			     struct ref_defer *d);
 void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what);
 /* Drops the engine lock, runs the hooks, takes the lock back. */
 void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d);

@@ -11,6 +11,13 @@ void ref_event_get(struct ref_event *ev)
 	ev->refs++;
 }
 
+/* The hooks that run on a live event take a reference for the time they wait. */
+static int holds_ref(int what)
+{
+	return what == REF_DEFER_START || what == REF_DEFER_STOP ||
+	       what == REF_DEFER_RECONFIGURE || what == REF_DEFER_PROVIDE;
+}
+
 void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
 {
 	if (d->nr == d->cap) {
@@ -25,7 +32,7 @@ void ref_event_defer_add(struct ref_defer *d, struct ref_event *ev, int what)
 		d->items = n;
 		d->cap = cap;
 	}
-	if (what == REF_DEFER_START || what == REF_DEFER_STOP || what == REF_DEFER_RECONFIGURE)
+	if (holds_ref(what))
 		ref_event_get(ev);
 	d->items[d->nr].ev = ev;
 	d->items[d->nr].what = what;
@@ -80,16 +87,62 @@ void ref_event_update_userpage(struct ref_event *ev)
 					 ev->time_running);
 }
 
+/* A sampling event that first runs with no profiler gets one from the engine's
+ * provider: the choice belongs to the engine, not to whoever enabled it. */
+static int wants_provider(const struct ref_event *ev)
+{
+	return ev->env->provider.attach && !ev->provider_asked && !ev->injected &&
+	       ref_attr_is_sampling(&ev->attr);
+}
+
 /* Recomputes who runs after a state change in the group and queues profiler hooks for
  * every event whose running state flipped. */
 static void reschedule_one(struct ref_event *leader, struct ref_event *ev, struct ref_defer *d)
 {
 	int run = ev->on && leader->on;
 
-	if (run != ev->running && ev->has_sampler)
+	if (run != ev->running && ev->has_sampler) {
 		ref_event_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
+	} else if (run && wants_provider(ev)) {
+		ev->provider_asked = 1;
+		ref_event_defer_add(d, ev, REF_DEFER_PROVIDE);
+	}
 	ev->running = run;
 	ref_event_update_userpage(ev);
+}
+
+int ref_event_attach_sampler(struct ref_event *ev, const struct ref_sampler_ops *ops, void *priv,
+			     struct ref_defer *d)
+{
+	if (ev->has_sampler)
+		return -EBUSY;
+	if (!ref_attr_is_sampling(&ev->attr))
+		return -EINVAL;
+	ev->ops = *ops;
+	ev->priv = priv;
+	ev->has_sampler = 1;
+	ev->provider_asked = 1;
+	/* An event already running starts its profiler now. */
+	if (ev->running)
+		ref_event_defer_add(d, ev, REF_DEFER_START);
+	return 0;
+}
+
+/* Runs without the engine lock: the provider may ask the event about itself. A profiler
+ * attached meanwhile (set_profiler) wins, and the provided one is released unused. */
+static void provide(struct ref_event_env *env, struct ref_event *ev, struct ref_defer *d)
+{
+	struct ref_sampler_ops ops = { 0 };
+	void *priv = NULL;
+	int err = env->provider.attach(env->provider.arg, ev, &ops, &priv);
+
+	if (err)
+		return;
+	pthread_mutex_lock(&env->lock);
+	err = ref_event_attach_sampler(ev, &ops, priv, d);
+	pthread_mutex_unlock(&env->lock);
+	if (err && ops.release)
+		ops.release(priv);
 }
 
 static void group_reschedule(struct ref_event *leader, struct ref_defer *d)
@@ -268,6 +321,9 @@ void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d)
 				if (ev->ops.reconfigure)
 					ev->ops.reconfigure(ev->priv, ev);
 				break;
+			case REF_DEFER_PROVIDE:
+				provide(env, ev, d);
+				break;
 			case REF_DEFER_RELEASE:
 				if (ev->ops.release)
 					ev->ops.release(ev->priv);
@@ -277,10 +333,7 @@ void ref_event_defer_run(struct ref_event_env *env, struct ref_defer *d)
 		}
 		pthread_mutex_lock(&env->lock);
 		for (size_t i = 0; i < batch.nr; i++) {
-			int what = batch.items[i].what;
-
-			if (what == REF_DEFER_START || what == REF_DEFER_STOP ||
-			    what == REF_DEFER_RECONFIGURE)
+			if (holds_ref(batch.items[i].what))
 				ref_event_put(batch.items[i].ev, d);
 		}
 		free(batch.items);

@@ -138,8 +138,9 @@ static const struct ref_sampler_ops glue_ops = {
 	.reconfigure = on_reconfigure,
 };
 
-static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
-		  enum pecs_stream_format output, bool live)
+/* A session around p, as the hooks the engine calls; p is consumed. */
+static int make_glue(struct ref_profiler *p, enum pecs_stream_format output, bool live,
+		     struct glue **out)
 {
 	struct glue *g = calloc(1, sizeof(*g));
 	struct ref_profiler_session_opts opts = {
@@ -159,6 +160,18 @@ static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
 		free(g);
 		return ret;
 	}
+	*out = g;
+	return 0;
+}
+
+static int attach(struct ref_engine *e, int fd, struct ref_profiler *p,
+		  enum pecs_stream_format output, bool live)
+{
+	struct glue *g;
+	int ret = make_glue(p, output, live, &g);
+
+	if (ret)
+		return ret;
 	ret = ref_engine_attach_sampler(e, fd, &glue_ops, g);
 	if (ret)
 		on_release(g);
@@ -185,4 +198,32 @@ int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_s
 	if (ret)
 		return ret;
 	return attach(e, fd, p, output, true);
+}
+
+static int provide_live(void *arg, struct ref_event *ev, struct ref_sampler_ops *ops, void **priv)
+{
+	struct ref_profiler *p;
+	struct glue *g;
+	int ret;
+
+	(void)arg;
+	(void)ev;
+	ret = ref_profiler_new_sampler(&p, NULL);
+	if (!ret)
+		ret = make_glue(p, PECS_STREAM_FXT, true, &g);
+	if (ret)
+		return ret;
+	*ops = glue_ops;
+	*priv = g;
+	return 0;
+}
+
+static const struct ref_profiler_provider live_provider = {
+	.size = sizeof(live_provider),
+	.attach = provide_live,
+};
+
+const struct ref_profiler_provider *ref_profiler_live(void)
+{
+	return &live_provider;
 }

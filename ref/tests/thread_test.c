@@ -169,7 +169,7 @@ static void test_sampler_hooks(void **state)
 	fd = ref_engine_open(e, &a, 0, -1, -1, 0);
 	assert_int_equal(ref_engine_mmap(e, fd, 3 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m), 0);
 	assert_int_equal(ref_engine_attach_sampler(e, fd, &ops, &h), 0);
-	assert_int_equal(ref_engine_attach_sampler(e, fd, &ops, &h), -EINVAL);
+	assert_int_equal(ref_engine_attach_sampler(e, fd, &ops, &h), -EBUSY);
 	{
 		struct pecs_attr ca = attr_counting(PECS_SW_TASK_CLOCK);
 

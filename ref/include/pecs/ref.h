@@ -61,9 +61,27 @@ struct ref_config {
 	int mlock_kb;           /* 0: kernel.perf_event_mlock_kb */
 	uint64_t first_id;      /* 0: 1 */
 	int first_fd;           /* 0: 1000 */
+	/* Feeds the sampling events no caller attached a profiler to; NULL: they get
+	 * injected samples only. */
+	const struct ref_profiler_provider *profiler;
 };
 
 struct ref_engine;
+struct ref_event;
+struct ref_sampler_ops;
+
+/* Where a sampling event's samples come from when nobody attached a profiler to it
+ * (ref_engine_attach_sampler()) before it first ran. The engine asks once per event,
+ * without its lock held, the first time the event is scheduled in; a Starnix kernel
+ * likewise opens a profiler session for each sampling event itself. attach fills *ops
+ * and *priv as ref_engine_attach_sampler() takes them and returns 0, or returns a
+ * negative errno: the event then counts but writes no samples, as an event whose PMU
+ * could not start, and is not asked about again. */
+struct ref_profiler_provider {
+	size_t size;
+	int (*attach)(void *arg, struct ref_event *ev, struct ref_sampler_ops *ops, void **priv);
+	void *arg;
+};
 
 /* NULL with errno set on failure (EINVAL for a bad config, ENOMEM). */
 struct ref_engine *ref_engine_new(const struct ref_config *cfg);
@@ -111,7 +129,6 @@ int ref_engine_host_facts(struct ref_engine *e, struct pecs_host_facts *facts);
  * lock; samples come back through ref_event_deliver_sample() (ref/event/event_deliver.c).
  * An event that disables itself (REFRESH limit reached) does not call stop: delivery
  * then returns REF_DELIVER_OFF and drops the sample. */
-struct ref_event;
 struct ref_sampler_ops {
 	size_t size;
 	int (*start)(void *priv, struct ref_event *ev);
@@ -129,6 +146,8 @@ struct ref_sampler_ops {
 	 * expiry. Called after the ioctl, not under the engine lock. */
 	void (*reconfigure)(void *priv, struct ref_event *ev);
 };
+/* -EBUSY when the event already has a profiler (attached, or provided when it first
+ * ran), -EINVAL for a counting event, -EBADF for an unknown fd. */
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv);
 

@@ -25,4 +25,9 @@ int ref_profiler_attach_replay(struct ref_engine *e, int fd,
 int ref_profiler_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_opts *opts,
 				enum pecs_stream_format output);
 
+/* For ref_config.profiler: every sampling event nobody attached a profiler to gets a
+ * live sampler (FXT) of its own task when it first runs, as ref_profiler_attach_sampler()
+ * with default options would give it. */
+const struct ref_profiler_provider *ref_profiler_live(void);
+
 #endif /* PECS_PROFILER_ATTACH_H */
