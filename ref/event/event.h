@@ -37,7 +37,6 @@ struct ref_rb {
 	size_t nr_pages;           /* 1 + data pages */
 	long user_extra, extra;    /* mlock pages charged, as perf_mmap() splits them */
 	int writable, backward;    /* as created: a read-only mapping overwrites */
-	int paused;                /* PAUSE_OUTPUT */
 	struct ref_event **events; /* attached events (owner and redirected ones) */
 	size_t nr_events, cap_events;
 };
@@ -88,8 +87,7 @@ struct ref_event {
 	uint64_t count, time_enabled, time_running;
 	uint64_t t_last, c_last;  /* source readings at the last sync */
 	struct ref_source tsrc, csrc;
-	uint64_t lost;            /* samples this event could not write */
-	uint64_t lost_unrecorded; /* of those, profiler drops no LOST record told yet */
+	uint64_t lost;            /* samples this event could not write (read()'s LOST) */
 
 	uint64_t period;          /* sampling period, or frequency when attr has FREQ */
 	/* PERF_SAMPLE_PERIOD of a sample that brings none, as hw.last_period: the clock
@@ -270,9 +268,7 @@ void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d
 /* Looks up, once the event is enabled, the task facts its samples carry. */
 void ref_event_resolve_task(struct ref_event *ev);
 int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s);
+/* nr samples the event's profiler dropped: the event's LOST, and its ring's. */
 void ref_event_lost_locked(struct ref_event *ev, uint64_t nr);
-/* The count a LOST record about to go out through ev's ring carries, given what the
- * ring itself counted. */
-uint64_t ref_event_lost_to_record(const struct ref_event *ev, uint64_t ring_lost);
 
 #endif /* REF_EVENT_H */

@@ -49,7 +49,7 @@ static int batch_write(struct ref_event *ev, const struct pecs_sample *s)
 	uint32_t keep;
 	size_t size;
 
-	if (!ev->batch_laid_out || ev->lost_unrecorded || !s || !ref_record_layout_fits(s))
+	if (!ev->batch_laid_out || !s || !ref_record_layout_fits(s))
 		return 0;
 	keep = ref_record_layout_keep(l, s);
 	size = ref_record_layout_size(l, keep);

@@ -166,7 +166,6 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 	case PECS_IOC_PAUSE_OUTPUT:
 		if (!ev->rb || ev->rb->nr_pages < 2)
 			return -EINVAL;
-		ev->rb->paused = arg != 0;
 		ref_ring_set_paused(ev->rb->ring, arg != 0);
 		return 0;
 	case PECS_IOC_QUERY_BPF:

@@ -19,8 +19,6 @@ static ssize_t encode_lost(void *arg, const void *cookie, uint64_t lost, void *o
 	struct ref_record_desc d;
 
 	ref_event_record_desc(c ? c->ev : rb->owner, &d);
-	if (c)
-		lost = ref_event_lost_to_record(c->ev, lost);
 	return ref_record_encode_lost(&d, lost, c ? c->s : NULL, out, cap);
 }
 

@@ -30,54 +30,13 @@ void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d
 	};
 }
 
-uint64_t ref_event_lost_to_record(const struct ref_event *ev, uint64_t ring_lost)
-{
-	return ring_lost + ev->lost_unrecorded;
-}
-
 void ref_event_lost_locked(struct ref_event *ev, uint64_t nr)
 {
 	/* perf_output_begin() counts nothing without a ring or with no data pages. */
 	if ((!ev->running && !ev->draining) || !ev->rb || ev->rb->nr_pages < 2)
 		return;
 	ev->lost += nr;
-	ev->lost_unrecorded += nr;
-}
-
-/* Whether len more bytes surely fit, so that writing them cannot itself count a loss
- * in the ring. Unsure (a backward writable ring): no. */
-static int ring_fits(const struct ref_rb *rb, size_t len)
-{
-	uint64_t used;
-
-	if (rb->paused)
-		return 0;
-	if (!rb->writable)
-		return 1;
-	if (rb->backward)
-		return 0;
-	used = ref_ring_head(rb->ring) - ref_ring_tail(rb->ring);
-	return used <= ref_ring_data_size(rb->ring) &&
-	       ref_ring_data_size(rb->ring) - used >= len;
-}
-
-/* Profiler drops have no ring-side count, so when the ring has no LOST record of its
- * own to send (which would carry them, see encode_lost()) the event sends one, built
- * from the sample about to be written as perf_output_begin() builds its LOST record. */
-static void record_profiler_lost(struct ref_event *ev, const struct ref_record_desc *d,
-				 const struct pecs_sample *s, size_t sample_size)
-{
-	struct lost_cookie cookie = {ev, s};
-	uint8_t rec[256] __attribute__((aligned(8)));
-	ssize_t len;
-
-	if (ref_ring_pending_lost(ev->rb->ring))
-		return;
-	len = ref_record_encode_lost(d, ev->lost_unrecorded, s, rec, sizeof(rec));
-	if (len <= 0 || !ring_fits(ev->rb, (size_t)len + sample_size))
-		return;
-	if (ref_ring_write_with(ev->rb->ring, rec, (size_t)len, &cookie) == 0)
-		ev->lost_unrecorded = 0;
+	ref_ring_count_lost(ev->rb->ring, nr);
 }
 
 /* The task facts a sample of a task event carries are looked up when the event is
@@ -158,7 +117,6 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 	struct ref_record_desc d;
 	struct lost_cookie cookie = {ev, s};
 	struct ref_record_plan plan;
-	uint64_t ring_lost;
 	ssize_t size;
 	int err;
 
@@ -172,15 +130,8 @@ static int write_sample(struct ref_event *ev, const struct pecs_sample *s)
 		free(members);
 		return (int)size;
 	}
-	if (ev->lost_unrecorded)
-		record_profiler_lost(ev, &d, s, (size_t)size);
-	/* Only owed drops need the ring's count (a lock) looked at. */
-	ring_lost = ev->lost_unrecorded ? ref_ring_pending_lost(ev->rb->ring) : 0;
 	err = ref_ring_write_encoded(ev->rb->ring, (size_t)size, encode_in_ring, &plan, &cookie);
 	free(members);
-	/* A LOST record went out ahead of the sample, with the drops in it. */
-	if (!err && ring_lost)
-		ev->lost_unrecorded = 0;
 	if (err == -ENOSPC) {
 		/* perf_output_begin(): no room or paused output, the event's lost count. */
 		ev->lost++;

@@ -269,7 +269,6 @@ static int ring_refuse(struct ref_ring *r)
 {
 	if (!r->data_size)
 		return -ENODATA;
-	r->lost_total++;
 	r->lost_pending++;
 	return -ENOSPC;
 }
@@ -299,7 +298,6 @@ static __attribute__((noinline, cold)) int ring_write_general(struct ref_ring *r
 					     : circ_space(r->head, tail, r->data_size);
 
 		if (space < total) {
-			r->lost_total++;
 			r->lost_pending++;
 			return -ENOSPC;
 		}
@@ -340,7 +338,6 @@ static inline int ring_write_locked(struct ref_ring *r, const struct ring_src *s
 	/* A: as in ring_write_general(). */
 	tail = __atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE);
 	if (!r->overwrite && circ_space(head, tail, r->data_size) < len) {
-		r->lost_total++;
 		r->lost_pending++;
 		return -ENOSPC;
 	}
@@ -410,15 +407,13 @@ void ref_ring_set_wakeup_fn(struct ref_ring *r, void (*fn)(void *arg), void *arg
 	ring_unlock(r, taken);
 }
 
-uint64_t ref_ring_lost(const struct ref_ring *r)
+void ref_ring_count_lost(struct ref_ring *r, uint64_t nr)
 {
-	uint64_t v;
+	int taken = ring_lock(r);
 
-	int taken = ring_lock((struct ref_ring *)r);
-
-	v = r->lost_total;
-	ring_unlock((struct ref_ring *)r, taken);
-	return v;
+	if (r->data_size)
+		r->lost_pending += nr;
+	ring_unlock(r, taken);
 }
 
 uint64_t ref_ring_pending_lost(const struct ref_ring *r)

@@ -21,6 +21,7 @@
  *    ref_ring_set_wakeup_fn(): told on each wakeup (to wake a poller or raise SIGIO).
  *  - ref_ring_update_userpage(): also sets `offset` (the count), as the kernel does.
  *  - ref_ring_head()/ref_ring_tail()/ref_ring_data_size()/ref_ring_pending_lost().
+ *  - ref_ring_count_lost(): losses that happened before the ring (a profiler's buffer).
  */
 #ifndef REF_RING_H
 #define REF_RING_H
@@ -94,12 +95,14 @@ void *ref_ring_window(struct ref_ring *r, size_t min, size_t *room);
  * and published as a write of it would be. */
 void ref_ring_advance(struct ref_ring *r, size_t len);
 
-/* Records counted lost since creation: what read()'s PECS_FORMAT_LOST reports when one
- * event owns the ring (the kernel counts per event; with SET_OUTPUT the engine keeps its
- * own per-event count from the -ENOSPC returns). */
-uint64_t ref_ring_lost(const struct ref_ring *r);
-/* Lost records not yet reported by a LOST record in the ring. */
+/* Lost records not yet reported by a LOST record in the ring: the ring's own refusals
+ * (no room, paused) and those counted in. What read()'s PECS_FORMAT_LOST reports is
+ * the event's count, not the ring's, as the kernel keeps lost_samples per event. */
 uint64_t ref_ring_pending_lost(const struct ref_ring *r);
+/* nr records lost before they reached the ring (a profiler's own buffer was full): the
+ * next LOST record reports them with the ring's own, as rb->lost does. Nothing is
+ * counted in a ring without data pages. */
+void ref_ring_count_lost(struct ref_ring *r, uint64_t nr);
 
 /* PERF_EVENT_IOC_PAUSE_OUTPUT: while paused every record is counted lost. */
 void ref_ring_set_paused(struct ref_ring *r, int paused);

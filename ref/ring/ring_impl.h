@@ -35,7 +35,7 @@ struct ref_ring {
 	/* The holder's room: records up to here fit, as of its last reading of the tail
 	 * (ref_ring_reserve()); 0 at each hold, so a hold starts with a fresh reading. */
 	uint64_t room_end;
-	uint64_t lost_total, lost_pending;
+	uint64_t lost_pending; /* lost since the last LOST record: the next one's count */
 	int paused;
 
 	/* Wakeup accounting as the kernel keeps it: `wakeup` advances by the watermark
