@@ -142,58 +142,6 @@ static int check_read_size(const struct ref_event *leader, const struct ref_even
 	return 0;
 }
 
-/* The task an event is on: pid -1 for none (cpu-wide); proc_tid is tid as /proc names
- * it, looked up once per open (it costs system calls, more in a pid namespace whose
- * /proc is another's). */
-struct task_ids {
-	pid_t pid, tid, proc_tid;
-	int same_process;
-};
-
-static struct ref_event *event_new(struct ref_engine *e, const struct pecs_attr *a,
-				   enum ref_kind kind, const struct ref_syscall_tp *tp, uint64_t id,
-				   const struct task_ids *t, int cpu)
-{
-	pid_t pid = t->pid, tid = t->tid;
-	int same_process = t->same_process;
-	struct ref_event *ev = calloc(1, sizeof(*ev));
-
-	if (!ev)
-		return NULL;
-	ev->env = &e->env;
-	ev->refs = 1;
-	ev->fd = -1;
-	ev->attr = *a;
-	ev->kind = kind;
-	ev->tp = *tp;
-	ev->id = id;
-	ev->pid = pid;
-	ev->tid = pid == -1 ? -1 : tid;
-	ev->same_process = same_process;
-	ev->cpu = cpu;
-	ev->clock = (a->flags & PECS_ATTR_USE_CLOCKID) ? a->clockid : -1;
-	ev->leader = ev;
-	ev->period = a->sample_period;
-	/* The clock PMUs turn a frequency into a fixed period at open and forget the
-	 * frequency (perf_swevent_init_hrtimer(); measured: freq 1000 -> period 1e6). */
-	if (ref_kind_is_clock(kind) && (a->flags & PECS_ATTR_FREQ) && a->sample_period) {
-		ev->period = 1000000000ull / a->sample_period;
-		ev->attr.sample_period = ev->period;
-		ev->attr.flags &= ~PECS_ATTR_FREQ;
-	}
-	ev->last_period = ev->period;
-	ev->proc_id = pid == -1 ? 0 : t->proc_tid;
-	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, t->proc_tid, same_process, 1) ||
-	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, t->proc_tid, same_process, 0)) {
-		free(ev);
-		return NULL;
-	}
-	ev->t_last = ev->tsrc.last;
-	ev->c_last = ev->csrc.last;
-	ref_event_exec_arm(ev);
-	return ev;
-}
-
 /* The checks that need the new event, then its fd; the event goes away on failure.
  * Starts it unless attr.disabled. The fd or a negative errno. */
 static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event *leader,
@@ -214,16 +162,11 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 		err = ref_event_group_add(leader, ev);
 	if (!err) {
 		fd = ref_engine_fd_install(e, ev);
-		if (fd < 0) {
+		if (fd < 0)
 			err = fd;
-			if (leader) {
-				leader->nr_siblings--;
-				leader->sibling_formats[ev->attr.read_format]--;
-			}
-		}
 	}
 	if (err) {
-		ev->leader = ev;
+		/* Putting the last reference detaches it from a group it joined. */
 		ref_event_put(ev, &d);
 		ref_event_defer_run(&e->env, &d);
 		return err;
@@ -244,7 +187,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	struct ref_syscall_tp tp = { .nr = -1 };
 	pid_t tid = -1;
 	int same_process = 0, has_task = 0, err;
-	struct task_ids t = { .proc_tid = -1 };
+	struct ref_event_task t = { .proc_tid = -1 };
 	uint64_t id = 0;
 
 	if (flags & ~(unsigned long)FLAG_ALL)
@@ -293,7 +236,7 @@ int ref_engine_open_locked(struct ref_engine *e, struct pecs_attr *uattr, pid_t 
 	t.pid = has_task ? pid : -1;
 	t.tid = tid;
 	t.same_process = same_process;
-	ev = event_new(e, &a, kind, &tp, id, &t, cpu);
+	ev = ref_event_new(&e->env, &a, kind, &tp, id, &t, cpu);
 	if (!ev)
 		return has_task ? -ESRCH : -ENOMEM;
 	return install(e, ev, leader, output);

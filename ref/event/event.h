@@ -218,7 +218,27 @@ void ref_event_sb_fork(struct ref_event *ev, const struct pecs_sample *src, uint
 void ref_event_task_event(struct ref_event *ev, const struct pecs_task_event *te,
 			  const struct pecs_sample *who);
 
-/* ---- lifetime, state and groups (event_state.c) ---- */
+/* ---- the constructor (event_new.c) ---- */
+/* The task an event is on: pid -1 for none (cpu-wide); proc_tid is tid as /proc names
+ * it, looked up once per open (it costs system calls, more in a pid namespace whose
+ * /proc is another's). */
+struct ref_event_task {
+	pid_t pid, tid, proc_tid;
+	int same_process;
+};
+/* A new event with one reference (its fd's), in no group, off; NULL when its counter
+ * sources cannot be read (the task is gone) or memory ran out. */
+struct ref_event *ref_event_new(struct ref_event_env *env, const struct pecs_attr *a,
+				enum ref_kind kind, const struct ref_syscall_tp *tp, uint64_t id,
+				const struct ref_event_task *t, int cpu);
+
+/* ---- groups (event_group.c) ---- */
+int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
+/* perf_group_detach(): a member leaves its group; a leader's members become singletons,
+ * each rescheduled on d. */
+void ref_event_group_detach(struct ref_event *ev, struct ref_defer *d);
+
+/* ---- lifetime and state (event_state.c) ---- */
 void ref_event_get(struct ref_event *ev);
 void ref_event_put(struct ref_event *ev, struct ref_defer *d);
 void ref_event_sync(struct ref_event *ev);
@@ -230,7 +250,15 @@ void ref_event_reset(struct ref_event *ev);
 void ref_event_for_group(struct ref_event *ev, int group,
 			 void (*fn)(struct ref_event *, struct ref_defer *), struct ref_defer *d);
 void ref_event_update_userpage(struct ref_event *ev);
-int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
+/* The one rule for whether an event runs: it is on and its group's leader is on. Applied
+ * to ev (a member) or to its whole group (a leader) after any change of on or of
+ * membership: ENABLE, DISABLE, the REFRESH limit, exec, a group's break-up. Profiler
+ * hooks for each flip go on d; with d NULL (inside a delivery, or a sync, where no hook
+ * can run) they are not queued, and a profiler that keeps delivering is told
+ * REF_DELIVER_OFF. */
+void ref_event_schedule(struct ref_event *ev, struct ref_defer *d);
+/* Syncs what the change moves, sets ev->on, and schedules. */
+void ref_event_set_on(struct ref_event *ev, int on, struct ref_defer *d);
 /* Gives ev its profiler (ref_engine_attach_sampler()): -EBUSY when it has one, -EINVAL
  * for a counting event; a running event's start hook is queued on d. */
 int ref_event_attach_sampler(struct ref_event *ev, const struct ref_sampler_ops *ops, void *priv,

@@ -70,11 +70,5 @@ void ref_event_exec_check(struct ref_event *ev)
 		return;
 	ev->exec.armed = 0;
 	ev->on = 1;
-	if (ev->leader != ev) {
-		ev->running = ev->leader->on;
-		return;
-	}
-	ev->running = 1;
-	for (uint32_t i = 0; i < ev->nr_siblings; i++)
-		ev->siblings[i]->running = ev->siblings[i]->on;
+	ref_event_schedule(ev, NULL);
 }

@@ -173,14 +173,7 @@ int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 	/* REFRESH: the overflow that uses up the limit still outputs its sample, then the
 	 * event disables itself (__perf_event_overflow()). */
 	if (ev->event_limit && --ev->event_limit == 0) {
-		ref_event_sync_group(ev->leader);
-		ev->on = 0;
-		for (uint32_t i = 0; i <= ev->leader->nr_siblings; i++) {
-			struct ref_event *m = i ? ev->leader->siblings[i - 1] : ev->leader;
-
-			m->running = m->on && ev->leader->on;
-		}
-		ref_event_update_userpage(ev);
+		ref_event_set_on(ev, 0, NULL);
 	}
 	return err;
 }

@@ -101,9 +101,11 @@ static void reschedule_one(struct ref_event *leader, struct ref_event *ev, struc
 {
 	int run = ev->on && leader->on;
 
-	if (run != ev->running && ev->has_sampler) {
+	if (!d) {
+		/* From a delivery: no hook can run (see ref_event_schedule()). */
+	} else if (run != ev->running && ev->has_sampler) {
 		ref_event_defer_add(d, ev, run ? REF_DEFER_START : REF_DEFER_STOP);
-	} else if (run && wants_provider(ev)) {
+	} else if (run && !ev->running && wants_provider(ev)) {
 		ev->provider_asked = 1;
 		ref_event_defer_add(d, ev, REF_DEFER_PROVIDE);
 	}
@@ -145,26 +147,28 @@ static void provide(struct ref_event_env *env, struct ref_event *ev, struct ref_
 		ops.release(priv);
 }
 
-static void group_reschedule(struct ref_event *leader, struct ref_defer *d)
+void ref_event_schedule(struct ref_event *ev, struct ref_defer *d)
 {
-	for (uint32_t i = 0; i <= leader->nr_siblings; i++)
-		reschedule_one(leader, i ? leader->siblings[i - 1] : leader, d);
-}
-
-/* Turns ev on or off. A member's state decides only its own times and running state,
- * so only it is synced and rescheduled; syncing the whole group for each member made
- * enabling an N-event group read N^2/2 clocks. A leader's decides its whole group's. */
-static void set_on(struct ref_event *ev, int on, struct ref_defer *d)
-{
+	/* A member's state decides only its own running state; a leader's decides its
+	 * whole group's. */
 	if (ev->leader != ev) {
-		ref_event_sync(ev);
-		ev->on = on;
 		reschedule_one(ev->leader, ev, d);
 		return;
 	}
-	ref_event_sync_group(ev);
+	for (uint32_t i = 0; i <= ev->nr_siblings; i++)
+		reschedule_one(ev, i ? ev->siblings[i - 1] : ev, d);
+}
+
+void ref_event_set_on(struct ref_event *ev, int on, struct ref_defer *d)
+{
+	/* Only the events whose times the change moves are synced: syncing the whole
+	 * group for each member made enabling an N-event group read N^2/2 clocks. */
+	if (ev->leader != ev)
+		ref_event_sync(ev);
+	else
+		ref_event_sync_group(ev);
 	ev->on = on;
-	group_reschedule(ev, d);
+	ref_event_schedule(ev, d);
 }
 
 void ref_event_enable(struct ref_event *ev, struct ref_defer *d)
@@ -172,14 +176,14 @@ void ref_event_enable(struct ref_event *ev, struct ref_defer *d)
 	if (ev->on)
 		return;
 	ref_event_resolve_task(ev);
-	set_on(ev, 1, d);
+	ref_event_set_on(ev, 1, d);
 }
 
 void ref_event_disable(struct ref_event *ev, struct ref_defer *d)
 {
 	if (!ev->on)
 		return;
-	set_on(ev, 0, d);
+	ref_event_set_on(ev, 0, d);
 }
 
 /* Zeroes the count only: time_enabled and time_running carry on (measured). */
@@ -212,62 +216,10 @@ void ref_event_for_group(struct ref_event *ev, int group,
 		fn(leader->siblings[i], d);
 }
 
-int ref_event_group_add(struct ref_event *leader, struct ref_event *ev)
-{
-	if (leader->nr_siblings == leader->cap_siblings) {
-		uint32_t cap = leader->cap_siblings ? leader->cap_siblings * 2 : 4;
-		struct ref_event **n = realloc(leader->siblings, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		leader->siblings = n;
-		leader->cap_siblings = cap;
-	}
-	leader->siblings[leader->nr_siblings++] = ev;
-	leader->sibling_formats[ev->attr.read_format]++;
-	ev->leader = leader;
-	return 0;
-}
-
-/* perf_group_detach(): a member leaves its group; a leader's members become
- * singletons, each leading itself from now on. */
-static void group_detach(struct ref_event *ev, struct ref_defer *d)
-{
-	struct ref_event *leader = ev->leader;
-
-	/* A member leaving changes no one else's times, so only it is brought up to date;
-	 * syncing the whole group here made closing an N-event group read N^2/2 clocks. A
-	 * leader leaving turns every member into a singleton with a new running state, so
-	 * each of them is synced once under the old one first. */
-	if (leader != ev) {
-		ref_event_sync(ev);
-		for (uint32_t i = 0; i < leader->nr_siblings; i++) {
-			if (leader->siblings[i] == ev) {
-				memmove(&leader->siblings[i], &leader->siblings[i + 1],
-					(leader->nr_siblings - i - 1) * sizeof(*leader->siblings));
-				leader->nr_siblings--;
-				leader->sibling_formats[ev->attr.read_format]--;
-				break;
-			}
-		}
-		ev->leader = ev;
-		return;
-	}
-	ref_event_sync_group(ev);
-	for (uint32_t i = 0; i < ev->nr_siblings; i++) {
-		struct ref_event *s = ev->siblings[i];
-
-		s->leader = s;
-		group_reschedule(s, d);
-	}
-	ev->nr_siblings = 0;
-	memset(ev->sibling_formats, 0, sizeof(ev->sibling_formats));
-}
-
 static void event_release(struct ref_event *ev, struct ref_defer *d)
 {
 	ref_event_trace_remove(ev);
-	group_detach(ev, d);
+	ref_event_group_detach(ev, d);
 	if (ev->running && ev->has_sampler)
 		ref_event_defer_add(d, ev, REF_DEFER_STOP_LAST);
 	ev->on = ev->running = 0;
