@@ -69,9 +69,8 @@ struct ref_engine *ref_engine_new(const struct ref_config *cfg)
 		err = ref_policy_copy(&e->env.policy, c.policy);
 	else
 		err = ref_policy_from_host(&e->env.policy);
-	if (!err && c.profiler)
-		err = pecs_opts_load(&e->env.provider, sizeof(e->env.provider), c.profiler,
-				     PECS_OPTS_SIZE_TO(ref_profiler_provider, arg));
+	if (c.profiler)
+		e->env.provider = *c.profiler;
 	if (err) {
 		free(e);
 		errno = -err;

@@ -170,18 +170,15 @@ int ref_engine_inject_sample(struct ref_engine *e, int fd, const struct pecs_sam
 int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sampler_ops *ops,
 			      void *priv)
 {
-	struct ref_sampler_ops o = { 0 };
 	struct ref_defer d = {0};
 	struct ref_event *ev;
 	int ret;
 
-	/* An older caller's struct ends early: its missing hooks stay NULL. */
-	ret = pecs_opts_load(&o, sizeof(o), ops, PECS_OPTS_SIZE_TO(ref_sampler_ops, release));
-	if (ret)
-		return ret;
+	if (!ops)
+		return -EINVAL;
 	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	ret = ev ? ref_event_attach_sampler(ev, &o, priv, &d) : -EBADF;
+	ret = ev ? ref_event_attach_sampler(ev, ops, priv, &d) : -EBADF;
 	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;

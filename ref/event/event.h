@@ -11,6 +11,7 @@
 #include "pecs/ref.h"
 #include "pecs/task_event.h"
 #include "ref/attr/attr.h"
+#include "ref/event/profiler_seam.h"
 #include "ref/host/host.h"
 #include "ref/record/record.h"
 #include "ref/record/sample_layout.h"

@@ -39,20 +39,19 @@ int ref_event_deliver_lost(struct ref_event *ev, uint64_t nr)
 int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
 {
 	struct ref_event_env *env = ev->env;
-	struct ref_event_info mine = { .size = sizeof(mine) };
 
 	pthread_mutex_lock(&env->lock);
-	mine.id = ev->id;
-	mine.period = ev->period;
-	mine.sample_type = ev->attr.sample_type;
-	mine.pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid);
-	mine.tid = ev->tid;
-	mine.cpu = ev->cpu;
-	mine.max_stack = ev->attr.sample_max_stack;
-	mine.type = ev->attr.type;
-	mine.config = ev->attr.config;
+	*info = (struct ref_event_info){
+		.id = ev->id,
+		.period = ev->period,
+		.sample_type = ev->attr.sample_type,
+		.pid = ev->pid == -1 ? -1 : (ev->same_process ? getpid() : ev->tid),
+		.tid = ev->tid,
+		.cpu = ev->cpu,
+		.max_stack = ev->attr.sample_max_stack,
+		.type = ev->attr.type,
+		.config = ev->attr.config,
+	};
 	pthread_mutex_unlock(&env->lock);
-	/* The first version ended at max_stack. */
-	return pecs_opts_store(info, &mine, sizeof(mine),
-			       PECS_OPTS_SIZE_TO(ref_event_info, max_stack));
+	return 0;
 }

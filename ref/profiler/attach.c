@@ -7,6 +7,7 @@
 #include "pecs/profiler/replay.h"
 #include "pecs/profiler/session.h"
 #include "pecs/ref.h"
+#include "ref/event/profiler_seam.h"
 
 struct glue {
 	struct ref_profiler_session *session;
@@ -60,7 +61,7 @@ static int lost(void *ctx, uint64_t nr)
 static int on_start(void *priv, struct ref_event *ev)
 {
 	struct glue *g = priv;
-	struct ref_event_info info = { .size = sizeof(info) };
+	struct ref_event_info info;
 	struct ref_profiler_enable en = { .size = sizeof(en) };
 	int ret = ref_event_get_info(ev, &info);
 
@@ -130,7 +131,6 @@ static void on_release(void *priv)
 }
 
 static const struct ref_sampler_ops glue_ops = {
-	.size = sizeof(glue_ops),
 	.start = on_start,
 	.stop = on_stop,
 	.release = on_release,
@@ -219,7 +219,6 @@ static int provide_live(void *arg, struct ref_event *ev, struct ref_sampler_ops 
 }
 
 static const struct ref_profiler_provider live_provider = {
-	.size = sizeof(live_provider),
 	.attach = provide_live,
 };
 

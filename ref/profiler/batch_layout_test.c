@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "pecs/ref.h"
+#include "ref/event/profiler_seam.h"
 #include "pecs/stream/decoder.h"
 #include "pecs/stream/fxt_writer.h"
 #include "ref/event/event.h"
@@ -70,7 +71,7 @@ static void on_release(void *priv)
 }
 
 static const struct ref_sampler_ops ops = {
-	.size = sizeof(ops), .start = on_start, .stop = on_stop, .release = on_release,
+	.start = on_start, .stop = on_stop, .release = on_release,
 };
 
 static int sink(void *ctx, const struct pecs_sample *s)

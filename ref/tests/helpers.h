@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pecs/ref.h"
+#include "ref/event/profiler_seam.h"
 
 /* A privileged caller (CAP_PERFMON, CAP_SYS_ADMIN, CAP_IPC_LOCK) at paranoid 2. */
 static inline struct ref_policy policy_root(void)
