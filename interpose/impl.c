@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conformance/framework/impl_check.h"
 #include "interpose/interpose.h"
 #include "pecs/interpose.h"
 
@@ -23,14 +24,6 @@ static void complain(const char *what, const char *detail)
 {
 	fprintf(stderr, "pecs-interpose: %s%s%s; perf_event_open fails with ENOSYS\n", what,
 		detail ? ": " : "", detail ? detail : "");
-}
-
-/* The entries every call routes to; the optional ones are tested where used. */
-static int usable(const struct pecs_impl *impl)
-{
-	return impl && impl->size >= PECS_IMPL_SIZE_V1 && impl->setup && impl->open &&
-	       impl->close && impl->read && impl->ioctl && impl->mmap && impl->munmap &&
-	       impl->poll;
 }
 
 static const struct pecs_impl *load_plugin(const char *path)
@@ -54,6 +47,7 @@ static void choose(void)
 {
 	const char *want = getenv(PECS_INTERPOSE_ENV);
 	const struct pecs_impl *impl;
+	char why[256];
 
 	if (!want || !*want || strcmp(want, PECS_INTERPOSE_REF) == 0) {
 		impl = pecs_adapter(); /* the ref adapter linked into this library */
@@ -66,9 +60,12 @@ static void choose(void)
 	} else {
 		impl = load_plugin(want);
 	}
-	if (!usable(impl)) {
-		if (impl)
-			complain("the implementation's vtable lacks a required entry", want);
+	if (!impl) {
+		chosen_err = PECS_INTERPOSE_BROKEN_ERRNO;
+		return;
+	}
+	if (pecs_impl_check(impl, why, sizeof(why)) < 0) {
+		complain("the implementation's vtable is refused", why);
 		chosen_err = PECS_INTERPOSE_BROKEN_ERRNO;
 		return;
 	}

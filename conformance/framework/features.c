@@ -1,19 +1,9 @@
-/* The closed list of feature names (docs/features.txt, compiled in by features_gen.sh).
- * A misspelt name would otherwise turn a case UNSUPPORTED, or an implementation's claim
- * into nothing, without a word. */
+/* A case's feature names and behaviour ids, checked against the closed lists. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "runner.h"
-
-int pecs_feature_known(const char *name, size_t len)
-{
-	for (const char *const *f = pecs_known_features; *f; f++)
-		if (strlen(*f) == len && memcmp(*f, name, len) == 0)
-			return 1;
-	return 0;
-}
 
 int pecs_case_features_check(const struct pecs_case *c, char *msg, size_t msglen)
 {

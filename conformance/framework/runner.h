@@ -8,6 +8,7 @@
 
 #include "pecs/case.h"
 #include "pecs/impl.h"
+#include "conformance/framework/impl_check.h"
 #include "tally.h"
 
 /* The suite version: the git commit the runner was built from (a stamped runner), or
@@ -22,8 +23,6 @@ const struct pecs_case *pecs_registry_find(const char *id);
 
 /* ---- features ---- */
 
-extern const char *const pecs_known_features[]; /* docs/features.txt, NULL-terminated */
-int pecs_feature_known(const char *name, size_t len);
 /* 0 when every feature c needs is a known name and c names a behaviour; else -EINVAL
  * with why in msg. */
 int pecs_case_features_check(const struct pecs_case *c, char *msg, size_t msglen);
