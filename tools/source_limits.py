@@ -29,9 +29,10 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
-# The trees that hold pecs's own code; third_party/ and the bazel-* output links do not.
-SOURCE_DIRS = ("ref", "conformance", "vectors", "harness", "examples", "fuzz", "benchmarks",
-               "tools")
+# Every top-level folder holds pecs's own code but these: fetched or stand-in code, Bazel's
+# output links, hidden folders and what a run writes. A new folder is checked without
+# being named here.
+NOT_SOURCE = ("third_party", "out")
 C_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".hpp")
 PY_SUFFIXES = (".py",)
 ALLOW_FILE = os.path.join("tools", "source_limits_allow.txt")
@@ -240,10 +241,20 @@ def py_functions(text: str, filename: str = "<source>") -> List[Function]:
 
 # ---- the tree -----------------------------------------------------------------------
 
+def source_dirs(root: str) -> List[str]:
+    """The top-level folders of the tree that hold pecs's own code."""
+    return sorted(d for d in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, d)) and d not in NOT_SOURCE
+                  and not d.startswith(("bazel-", ".")))
+
+
 def source_files(root: str) -> Iterator[str]:
-    """Relative paths, sorted, of the C/C++ and Python files under SOURCE_DIRS."""
-    paths: List[str] = []
-    for top in SOURCE_DIRS:
+    """Relative paths, sorted, of the C/C++ and Python files of the tree's own code,
+    the top level's included."""
+    paths: List[str] = [f for f in os.listdir(root)
+                        if f.endswith(C_SUFFIXES + PY_SUFFIXES)
+                        and os.path.isfile(os.path.join(root, f))]
+    for top in source_dirs(root):
         base = os.path.join(root, top)
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames

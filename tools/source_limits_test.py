@@ -124,8 +124,16 @@ class Allowlist(unittest.TestCase):
 
     def test_bazel_outputs_and_third_party_are_not_read(self) -> None:
         big = "x = 1\n" * 700
-        root = self.tree({"third_party/a.py": big, "ref/bazel-out/a.py": big}, "")
+        root = self.tree({"third_party/a.py": big, "ref/bazel-out/a.py": big,
+                          "bazel-bin/a.py": big, "out/a.py": big}, "")
         self.assertEqual(self.problems(root), [])
+
+    def test_every_other_folder_is_read_without_being_named(self) -> None:
+        big = "x = 1\n" * 700
+        root = self.tree({"newfolder/a.c": big, "top.py": big}, "")
+        self.assertEqual(self.problems(root),
+                         ["newfolder/a.c:1: file is 700 lines (limit 600)",
+                          "top.py:1: file is 700 lines (limit 600)"])
 
 
 if __name__ == "__main__":
