@@ -100,7 +100,6 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 {
 	struct ref_event_env *env = ev->env;
 	struct ref_ring_opts o = {
-		.size = sizeof(o),
 		.nr_pages = nr_pages,
 		.page_size = env->lim.page_size,
 		.overwrite = !writable,

@@ -15,7 +15,6 @@
 void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d)
 {
 	*d = (struct ref_record_desc){
-		.size = sizeof(*d),
 		.sample_type = ev->attr.sample_type,
 		.read_format = ev->attr.read_format,
 		.sample_id_all = (ev->attr.flags & PECS_ATTR_SAMPLE_ID_ALL) != 0,

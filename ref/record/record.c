@@ -125,24 +125,23 @@ ssize_t ref_record_read_encode(uint64_t read_format, const struct ref_read_value
 
 /* ---- descriptors -------------------------------------------------------------- */
 
-/* A copy of the caller's desc; fields an older caller did not build are zero. */
-static int desc_load(const struct ref_record_desc *d, struct ref_record_desc *out)
+/* Whether the desc's bits are ones the encoder knows. */
+static int desc_check(const struct ref_record_desc *d)
 {
-	int err;
-
-	/* The engine's own callers build the current version: a plain copy, per sample. */
-	if (d && d->size == sizeof(*out)) {
-		*out = *d;
-	} else {
-		memset(out, 0, sizeof(*out));
-		err = pecs_opts_load(out, sizeof(*out), d, REF_RECORD_DESC_SIZE_V1);
-		if (err)
-			return err;
-	}
-	if (out->sample_type & ~(PECS_SAMPLE_MAX - 1) ||
-	    out->read_format & ~(PECS_FORMAT_MAX - 1))
+	if (!d || d->sample_type & ~(PECS_SAMPLE_MAX - 1) ||
+	    d->read_format & ~(PECS_FORMAT_MAX - 1))
 		return -EINVAL;
 	return 0;
+}
+
+/* A copy of the caller's desc, checked. */
+static int desc_load(const struct ref_record_desc *d, struct ref_record_desc *out)
+{
+	int err = desc_check(d);
+
+	if (!err)
+		*out = *d;
+	return err;
 }
 
 /* A RAW payload keeps the record 8-byte aligned: its u32 size and the bytes fill u64s. */
@@ -362,18 +361,11 @@ uint32_t ref_record_callchain_room(const struct ref_record_desc *d, const struct
 	return keep;
 }
 
-/* The current version is only checked, not copied: this runs once per sample. */
-static int desc_view(const struct ref_record_desc *d, struct ref_record_desc *copy,
-		     const struct ref_record_desc **out)
+/* Checked, not copied: this runs once per sample. */
+static int desc_view(const struct ref_record_desc *d, const struct ref_record_desc **out)
 {
-	if (!d || d->size != sizeof(*d)) {
-		*out = copy;
-		return desc_load(d, copy);
-	}
 	*out = d;
-	if (d->sample_type & ~(PECS_SAMPLE_MAX - 1) || d->read_format & ~(PECS_FORMAT_MAX - 1))
-		return -EINVAL;
-	return 0;
+	return desc_check(d);
 }
 
 static int sample_view(const struct pecs_sample *s, struct pecs_sample *copy,
@@ -390,7 +382,7 @@ static int sample_view(const struct pecs_sample *s, struct pecs_sample *copy,
 ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pecs_sample *s,
 			       const struct ref_read_values *rv, struct ref_record_plan *plan)
 {
-	int err = desc_view(d, &plan->dcopy, &plan->d);
+	int err = desc_view(d, &plan->d);
 
 	if (!err)
 		err = sample_view(s, &plan->scopy, &plan->s);

@@ -37,16 +37,14 @@ struct ref_read_values {
 	const struct ref_read_member *members;
 };
 
-/* What an event contributes to each of its records. `size` is sizeof(struct
- * ref_record_desc) as the caller built it, so the struct can grow by appending. */
+/* What an event contributes to each of its records. Built by the engine that links
+ * this encoder, so it carries no size: fields are added, not versioned. */
 struct ref_record_desc {
-	size_t size;
 	uint64_t sample_type, read_format;
 	int sample_id_all;
 	uint64_t id;        /* primary id (the parent's when inherited): ID, IDENTIFIER, LOST */
 	uint64_t stream_id; /* STREAM_ID: differs from id only for inherited events */
 	uint32_t max_stack; /* attr.sample_max_stack as open resolved it; 0: no limit but u16 */
-	/* Appended fields: read as 0 when `size` does not cover them. */
 	uint64_t period;         /* PERIOD when the sample's own period is 0 */
 	uint64_t code_page_size; /* CODE_PAGE_SIZE; 0 = unknown, as the kernel says for ip 0 */
 	uint64_t cgroup;         /* CGROUP id; 0 = none */
@@ -56,8 +54,6 @@ struct ref_record_desc {
 	int exclude_callchain_kernel;
 };
 
-/* `size` must cover at least the fields up to max_stack. */
-#define REF_RECORD_DESC_SIZE_V1 (offsetof(struct ref_record_desc, max_stack) + sizeof(uint32_t))
 
 /* Bytes read(2) returns for this read_format with nr counters (nr=1 without GROUP). */
 size_t ref_record_read_size(uint64_t read_format, uint32_t nr);
@@ -82,11 +78,10 @@ ssize_t ref_record_encode_sample(const struct ref_record_desc *d, const struct p
  * the engine needs the size to reserve ring space before the encoder writes there, and
  * checking the desc and the sample twice per record was a fifth of the per-sample
  * path. It points at the caller's desc, sample, ips and rv (copying only an older
- * version's desc or sample), which must outlive the encode. */
+ * version's sample, which crosses the seam), which must outlive the encode. */
 struct ref_record_plan {
-	const struct ref_record_desc *d; /* the caller's, or dcopy for an older version */
-	const struct pecs_sample *s;     /* likewise */
-	struct ref_record_desc dcopy;
+	const struct ref_record_desc *d; /* the caller's */
+	const struct pecs_sample *s;     /* the caller's, or scopy for an older version */
 	struct pecs_sample scopy;
 	const struct ref_read_values *rv;
 	size_t size, fixed;

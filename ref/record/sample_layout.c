@@ -58,7 +58,7 @@ int ref_record_layout_plan(const struct ref_record_desc *d, struct ref_record_la
 	for (i = 0; i < sizeof(head_fields) / sizeof(head_fields[0]); i++)
 		head_mask |= head_fields[i];
 	memset(l, 0, sizeof(*l));
-	memcpy(&dd, d, d->size < sizeof(dd) ? d->size : sizeof(dd));
+	dd = *d;
 	st = dd.sample_type;
 	/* Unknown bits are the encoder's to refuse. */
 	if (st & ~head_mask & (PECS_SAMPLE_MAX - 1))

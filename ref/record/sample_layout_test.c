@@ -28,7 +28,7 @@ static struct ref_record_desc random_desc(uint64_t st)
 {
 	static const uint32_t stacks[] = { 0, 1, 5, 127, 300 };
 	struct ref_record_desc d = {
-		.size = sizeof(d), .sample_type = st,
+		.sample_type = st,
 		.read_format = next() & (PECS_FORMAT_MAX - 1),
 		.sample_id_all = (int)(next() & 1),
 		.id = next(), .stream_id = next(),
@@ -111,7 +111,7 @@ static void layout_matches_encoder(void **state)
 
 static void layout_refuses_bad_desc(void **state)
 {
-	struct ref_record_desc d = { .size = sizeof(d), .sample_type = PECS_SAMPLE_MAX };
+	struct ref_record_desc d = { .sample_type = PECS_SAMPLE_MAX };
 	struct ref_record_layout l;
 
 	(void)state;
@@ -144,26 +144,12 @@ static void layout_fits_user_samples_only(void **state)
 	assert_false(ref_record_layout_fits(&s));
 }
 
-/* An older caller's desc (up to max_stack): the appended fields read as 0 in both. */
-static void layout_takes_short_desc(void **state)
-{
-	struct ref_record_desc d = random_desc(PECS_SAMPLE_IP | PECS_SAMPLE_PERIOD |
-					       PECS_SAMPLE_CALLCHAIN | PECS_SAMPLE_CGROUP);
-	struct ref_record_layout l;
-
-	(void)state;
-	d.size = REF_RECORD_DESC_SIZE_V1;
-	assert_int_equal(ref_record_layout_plan(&d, &l), 0);
-	check_samples(&d, &l);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(layout_matches_encoder),
 		cmocka_unit_test(layout_refuses_bad_desc),
 		cmocka_unit_test(layout_fits_user_samples_only),
-		cmocka_unit_test(layout_takes_short_desc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,6 @@ static void page_init(struct ref_ring *r)
 int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int overwrite)
 {
 	struct ref_ring_opts o = {
-		.size = sizeof(o),
 		.nr_pages = nr_pages,
 		.page_size = page_size,
 		.overwrite = overwrite,
@@ -52,15 +51,13 @@ int ref_ring_create(struct ref_ring **out, size_t nr_pages, long page_size, int 
 
 int ref_ring_create_opts(struct ref_ring **out, const struct ref_ring_opts *opts)
 {
-	struct ref_ring_opts o = { 0 };
+	struct ref_ring_opts o;
 	struct ref_ring *r;
 	int err;
 
-	if (!out)
+	if (!out || !opts)
 		return -EINVAL;
-	err = pecs_opts_load(&o, sizeof(o), opts, PECS_OPTS_SIZE_TO(ref_ring_opts, overwrite));
-	if (err)
-		return err;
+	o = *opts;
 	if (!o.page_size)
 		o.page_size = sysconf(_SC_PAGESIZE);
 	if (o.page_size < (long)sizeof(struct pecs_mmap_page) || !is_pow2((size_t)o.page_size) ||

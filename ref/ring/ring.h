@@ -11,7 +11,7 @@
  * threads); readers use the mapping alone, lock-free, as perf readers do.
  *
  * Additions to the brief's interface (every original name keeps its meaning):
- *  - ref_ring_create_opts(): size-versioned options (write_backward, wakeup accounting).
+ *  - ref_ring_create_opts(): more options (write_backward, wakeup accounting).
  *  - ref_ring_set_lost_fn()/ref_ring_write_with(): the engine encodes the LOST record
  *    (it knows the id and the sample_id_all trailer); the ring decides when it goes out.
  *  - ref_ring_write_encoded(): the record is encoded in place in the data area.
@@ -32,8 +32,8 @@
 
 struct ref_ring;
 
+/* Built by the engine this ring is linked into: no size, fields are added. */
 struct ref_ring_opts {
-	size_t size;             /* sizeof(struct ref_ring_opts) as the caller built it */
 	size_t nr_pages;         /* 1 + 2^n, the mapping length in pages */
 	long page_size;          /* 0: sysconf(_SC_PAGESIZE) */
 	int overwrite;           /* read-only mapping: data_tail is ignored */

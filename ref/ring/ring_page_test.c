@@ -208,32 +208,6 @@ static void test_bad_arguments(void **state)
 	ref_ring_destroy(r);
 }
 
-/* ref_ring_opts follows pecs/opts.h: an older caller's options (ending at overwrite)
- * are taken, a newer caller's with a non-zero byte past ours are E2BIG. */
-static void test_opts_versions(void **state)
-{
-	struct {
-		struct ref_ring_opts o;
-		uint64_t newer;
-	} big;
-	PECS_OPTS(ref_ring_opts, old, .nr_pages = 2);
-	struct ref_ring *r;
-
-	(void)state;
-	memset(&big, 0, sizeof(big)); /* padding too: the tail check reads every byte */
-	big.o.size = sizeof(big);
-	big.o.nr_pages = 2;
-	old.size = PECS_OPTS_SIZE_TO(ref_ring_opts, overwrite);
-	assert_int_equal(ref_ring_create_opts(&r, &old), 0);
-	ref_ring_destroy(r);
-	old.size -= 1;
-	assert_int_equal(ref_ring_create_opts(&r, &old), -EINVAL);
-	assert_int_equal(ref_ring_create_opts(&r, &big.o), 0);
-	ref_ring_destroy(r);
-	big.newer = 1;
-	assert_int_equal(ref_ring_create_opts(&r, &big.o), -E2BIG);
-}
-
 static void test_mappings_share_memory(void **state)
 {
 	struct ref_ring *r;
@@ -265,7 +239,6 @@ int main(void)
 		cmocka_unit_test(test_metadata_page_against_kernel),
 		cmocka_unit_test(test_fill_and_lost_against_kernel),
 		cmocka_unit_test(test_bad_arguments),
-		cmocka_unit_test(test_opts_versions),
 		cmocka_unit_test(test_mappings_share_memory),
 	};
 

@@ -187,7 +187,7 @@ static ssize_t encode_lost(void *arg, const void *cookie, uint64_t lost, void *o
 static void test_lost_record_once_space_frees(void **state)
 {
 	struct lost_ctx lc = {
-		.desc = { .size = sizeof(struct ref_record_desc),
+		.desc = {
 			  .sample_type = PECS_SAMPLE_TID | PECS_SAMPLE_TIME | PECS_SAMPLE_ID,
 			  .sample_id_all = 1, .id = 4242, .stream_id = 4242 },
 	};
@@ -316,7 +316,7 @@ static void test_one_page_mapping(void **state)
 
 static void test_backward(void **state)
 {
-	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+	struct ref_ring_opts o = { .nr_pages = 2, .page_size = 4096,
 				   .overwrite = 1, .backward = 1 };
 	struct ref_ring *r;
 	struct view v;
@@ -387,7 +387,7 @@ static void test_watermark_wakeup(void **state)
 	ref_ring_destroy(r);
 
 	/* attr.watermark with wakeup_watermark 1000 bytes. */
-	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+	struct ref_ring_opts o = { .nr_pages = 2, .page_size = 4096,
 				   .overwrite = 1, .watermark = 1, .wakeup_watermark = 1000,
 				   .wakeup_events = 1 /* ignored with watermark */ };
 	assert_int_equal(ref_ring_create_opts(&r, &o), 0);
@@ -402,7 +402,7 @@ static void test_watermark_wakeup(void **state)
 
 static void test_wakeup_events(void **state)
 {
-	struct ref_ring_opts o = { .size = sizeof(o), .nr_pages = 2, .page_size = 4096,
+	struct ref_ring_opts o = { .nr_pages = 2, .page_size = 4096,
 				   .overwrite = 1, .wakeup_events = 3 };
 	struct ref_ring *r;
 	uint8_t rec[24];
