@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "pecs/abi.h"
-#include "pecs/opts.h"
 #include "ref/ring/ring.h"
 #include "ref/ring/ring_impl.h"
 
