@@ -100,7 +100,7 @@ static _Atomic(struct sampler *) running[MAX_RUNNING];
 static atomic_int inflight;
 /* Runs started so far: each signal carries its run's number, so a signal queued for an
  * earlier run (still pending when it stopped) is told apart from the current run's
- * and from a SIGPROF someone else queued. */
+ * and from the same signal someone else queued. */
 static _Atomic uint64_t generations;
 
 /* A signal's value: the run's generation, kept in the pointer member, which the kernel
@@ -256,11 +256,34 @@ static int install_handler(int signo)
 	 * another, which would make two producers of one sampler's buffer. */
 	sigfillset(&sa.sa_mask);
 	/* Left installed after stop: a signal already queued when the timer
-	 * stops would otherwise meet SIGPROF's default action and end the process. */
+	 * stops would otherwise meet the signal's default action and end the process. */
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
 	atomic_store_explicit(&installed[signo], 1, memory_order_release);
 	return 0;
+}
+
+/* A signal the program does not use: the highest real-time one whose action is still
+ * the default when first asked. SIGPROF would take over the program's own ITIMER_PROF
+ * handler; a real-time signal with the default action is one nobody here listens for
+ * (the default would end the process). Chosen once: samplers share it. */
+int ref_sampler_default_signo(void)
+{
+	static atomic_int chosen;
+	int signo = atomic_load_explicit(&chosen, memory_order_acquire);
+	int expected = 0;
+	struct sigaction old;
+
+	if (signo)
+		return signo;
+	for (signo = SIGRTMAX; signo > SIGRTMIN; signo--)
+		if (sigaction(signo, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			break;
+	/* Two first callers pick the same one unless a handler came between. */
+	atomic_compare_exchange_strong_explicit(&chosen, &expected, signo, memory_order_acq_rel,
+						memory_order_acquire);
+	return atomic_load_explicit(&chosen, memory_order_acquire);
 }
 
 static unsigned online_cpus(void)
@@ -531,7 +554,7 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 		}
 	}
 	if (s->opts.signo == 0)
-		s->opts.signo = SIGPROF;
+		s->opts.signo = ref_sampler_default_signo();
 	if (s->opts.max_frames == 0)
 		s->opts.max_frames = DEFAULT_MAX_FRAMES;
 	if (s->opts.signo < 1 || s->opts.signo >= NSIG || s->opts.max_frames > REF_STREAM_MAX_FRAMES) {

@@ -37,7 +37,7 @@ static void test_late_signal_is_bounded(void **state)
 
 	(void)state;
 	sigemptyset(&prof);
-	sigaddset(&prof, SIGPROF);
+	sigaddset(&prof, ref_sampler_default_signo());
 	assert_int_equal(pthread_sigmask(SIG_BLOCK, &prof, &old), 0);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
@@ -106,7 +106,7 @@ static void test_late_signal_is_bounded(void **state)
 /* A signal of one run still pending when the next run starts (held back on the
  * target, as a busy machine may hold it) must neither crash the handler nor leave the
  * new run's ticker waiting for a take: its own first signal is merged into the pending
- * one (SIGPROF does not queue twice). */
+ * one (a signal does not queue twice). */
 static void test_signal_pending_across_restart(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
@@ -120,13 +120,13 @@ static void test_signal_pending_across_restart(void **state)
 
 	(void)state;
 	sigemptyset(&prof);
-	sigaddset(&prof, SIGPROF);
+	sigaddset(&prof, ref_sampler_default_signo());
 	assert_int_equal(pthread_sigmask(SIG_BLOCK, &prof, &old), 0);
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
 	pecs_sampler_test_spin(2000000ull);
 	assert_int_equal(ref_profiler_session_disable(s, NULL), 0);
 	assert_int_equal(sigpending(&pending), 0);
-	assert_true(sigismember(&pending, SIGPROF));
+	assert_true(sigismember(&pending, ref_sampler_default_signo()));
 	nr_kept = 0;
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
@@ -274,7 +274,7 @@ static void disable_and_check(struct ref_profiler_session *s, struct counter *c,
 }
 
 /* Several samplers at once, as perf running several events on one program needs: two
- * on this thread (SIGPROF and a real-time signal, so their signals neither merge nor
+ * on this thread (the default signal and another, so their signals neither merge nor
  * nest the same way) and one on another thread. Each gets its own samples, all of
  * its own thread.
  *
@@ -283,11 +283,11 @@ static void disable_and_check(struct ref_profiler_session *s, struct counter *c,
  * blocked for good (seen here: /proc/thread-self/status SigBlk fffffffe7ffbfeff in 3
  * of 6 runs of a 10-line program with two senders, none of them blocking anything).
  * The sampler then gets no signal at all, in this case and every later one on the
- * thread (0 samples of 5 ms at 10 us). Both samplers use SIGPROF there, which still
+ * thread (0 samples of 5 ms at 10 us). Both samplers use the default signal there, which still
  * has one signal stand for both. */
 #if SIGNALS_DEFERRED
 #define SECOND_SIGNAL 0
-#define SECOND_NAME "SIGPROF (again: TSan) on this thread"
+#define SECOND_NAME "the default signal (again: TSan) on this thread"
 #else
 #define SECOND_SIGNAL (SIGRTMIN + 1)
 #define SECOND_NAME "SIGRTMIN+1 on this thread"
@@ -316,9 +316,9 @@ static void test_samplers_side_by_side(void **state)
 	/* The other thread competes for the same cores: give it up to 5 s of wall time. */
 	for (int i = 0; i < 500 && atomic_load(&c.n) < 20; i++)
 		nanosleep(&nap, NULL);
-	disable_and_check(sa, &a, "SIGPROF on this thread");
+	disable_and_check(sa, &a, "the default signal on this thread");
 	disable_and_check(sb, &b, SECOND_NAME);
-	disable_and_check(sc, &c, "SIGPROF on another thread");
+	disable_and_check(sc, &c, "the default signal on another thread");
 	atomic_store_explicit(&sp.stop, 1, memory_order_release);
 	pthread_join(t, NULL);
 }

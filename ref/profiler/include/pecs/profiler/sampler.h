@@ -35,7 +35,7 @@
 
 struct ref_sampler_opts {
 	size_t size;
-	int signo;            /* 0: SIGPROF */
+	int signo;            /* 0: ref_sampler_default_signo() */
 	size_t buffer_bytes;  /* 0: start()'s buffer_size_mb */
 	unsigned max_frames;  /* 0: 127 (kernel.perf_event_max_stack's default); at most 255 */
 };
@@ -44,5 +44,10 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 
 /* Samples lost so far because the buffer was full (grows while running). */
 uint64_t ref_sampler_dropped(const struct ref_profiler *p);
+
+/* The signal samplers use unless told otherwise: the highest real-time signal whose
+ * action was the default when first asked, so the program's own signals (SIGPROF and
+ * its ITIMER_PROF among them) stay the program's. */
+int ref_sampler_default_signo(void);
 
 #endif /* PECS_PROFILER_SAMPLER_H */
