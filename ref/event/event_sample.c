@@ -26,6 +26,9 @@ void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d
 		/* With FREQ the attr holds a frequency, not a period; the profiler then
 		 * reports each sample's own period. */
 		.period = (ev->attr.flags & PECS_ATTR_FREQ) ? 0 : ev->last_period,
+		.exclude_callchain_user = (ev->attr.flags & PECS_ATTR_EXCLUDE_CALLCHAIN_USER) != 0,
+		.exclude_callchain_kernel =
+			(ev->attr.flags & PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL) != 0,
 	};
 }
 
