@@ -88,6 +88,10 @@ static int on_start(void *priv, struct ref_event *ev)
 		en.kind = REF_PROFILER_TASK_PROCESS;
 		en.pid = (uint64_t)info.pid;
 	}
+	/* event_filter_match(): a task event bound to a CPU runs only while its task is
+	 * there, so its timer does too. */
+	en.cpu_bound = info.pid >= 0 && info.cpu >= 0;
+	en.cpu = info.cpu;
 	en.output = g->output;
 	return ref_profiler_session_enable(g->session, &en);
 }

@@ -60,6 +60,7 @@ struct sampler {
 	struct cpu_timer timer;
 	pid_t pid, tid;
 	clockid_t clock;
+	int cpu;              /* -1, or the only CPU the target is sampled on */
 	unsigned rate;        /* the clock's speed limit against wall time (cpu_timer) */
 	unsigned max_frames;
 	enum pecs_stream_format output;
@@ -163,8 +164,11 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	int cpu;
 	uint64_t taken = 0, dropped = 0, repeated = 0;
 
-	if (!n) {
-		/* A signal of another sampler on this thread, or a preempted target. */
+	cpu = sched_getcpu();
+	/* A signal of another sampler on this thread, a preempted target, or a target on
+	 * a CPU its event is not bound to: there the event does not run, so the periods
+	 * that passed are none of its own (not samples, not skipped). */
+	if (!n || (s->cpu >= 0 && cpu != s->cpu)) {
 		ref_cpu_timer_rearm(&s->timer, now_ns());
 		return;
 	}
@@ -175,7 +179,6 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	if (batch == 1)
 		late = 0; /* one sample: dated when its stack was taken */
 	nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
-	cpu = sched_getcpu();
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	for (unsigned i = 0; i < batch; i++) {
@@ -329,6 +332,7 @@ static int sampler_configure(struct ref_profiler *p)
 		return REF_PROFILER_INVALID_CONFIGURATION;
 	s->max_frames = p->sampling.callgraph == REF_PROFILER_CALLGRAPH_NONE ? 1 : s->opts.max_frames;
 	s->output = p->output;
+	s->cpu = t->cpu_bound ? t->cpu : -1;
 	return 0;
 }
 

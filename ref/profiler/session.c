@@ -211,6 +211,8 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	target.kind = en->kind;
 	target.koid = en->kind == REF_PROFILER_TASK_THREAD ? en->tid : en->pid;
 	target.thread = en->tid;
+	target.cpu_bound = en->cpu_bound;
+	target.cpu = en->cpu;
 	cfg.samplings = &sampling;
 	cfg.nr_samplings = 1;
 	cfg.targets = &target;

@@ -58,6 +58,7 @@ struct ref_profiler_target {
 	enum ref_profiler_task_kind kind;
 	uint64_t koid;       /* process or thread id */
 	uint64_t thread;     /* PROCESS: the thread that takes the samples; 0 = koid itself */
+	int cpu_bound, cpu;  /* sampled only while it runs on cpu (a live sampler) */
 };
 
 struct ref_profiler_config {

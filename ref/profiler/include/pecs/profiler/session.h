@@ -49,6 +49,8 @@ struct ref_profiler_enable {
 	enum ref_profiler_task_kind kind; /* THREAD for an event on a task, either clock */
 	uint64_t pid, tid;
 	enum pecs_stream_format output;   /* a live sampler's stream format; 0: FXT */
+	/* A task event bound to a CPU is sampled only while its task runs on cpu. */
+	int cpu_bound, cpu;
 };
 
 struct ref_profiler_session_result {
