@@ -239,7 +239,7 @@ static void test_refused_configurations(void **state)
 		.pid = 1, .tid = 1,
 	};
 	struct ref_profiler_sampling cycles = { 1000, REF_PROFILER_CYCLES, 0 };
-	struct ref_profiler_target me = { REF_PROFILER_TASK_THREAD, (uint64_t)gettid(), 0 };
+	struct ref_profiler_target me = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
 	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &cycles,
 					   .nr_samplings = 1, .targets = &me, .nr_targets = 1 };
 	struct ref_profiler *p = ref_profiler_session_profiler(s);
@@ -320,7 +320,7 @@ static void test_raw_stream_reads(void **state)
 	struct ref_profiler *p;
 	struct ref_profiler_sampling sm = { 1000000, REF_PROFILER_NANOSECONDS,
 					    REF_PROFILER_CALLGRAPH_FRAME_POINTER };
-	struct ref_profiler_target tg = { REF_PROFILER_TASK_THREAD, (uint64_t)gettid(), 0 };
+	struct ref_profiler_target tg = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
 	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &sm, .nr_samplings = 1,
 					   .targets = &tg, .nr_targets = 1 };
 	struct ref_profiler_result res = { .size = sizeof(res) };
