@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
@@ -33,24 +34,6 @@ struct sibling {
 	int fd; /* this process's end of the channel to the worker */
 };
 
-/* The whole of n bytes, retrying what a signal or a ptrace stop interrupts. 0 or -1. */
-static int xfer(int fd, void *buf, size_t n, int out)
-{
-	char *p = buf;
-
-	while (n) {
-		ssize_t r = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* The worker: sends its tid, then burns BURN_NS for each byte it gets and answers it.
  * The channel's end takes the whole child with it. */
 static void *worker(void *arg)
@@ -59,11 +42,11 @@ static void *worker(void *arg)
 	int32_t tid = pecs_gettid();
 	char b;
 
-	if (xfer(fd, &tid, sizeof(tid), 1))
+	if (pecs_kid_xfer(fd, &tid, sizeof(tid), 1))
 		_exit(1);
-	while (xfer(fd, &b, 1, 0) == 0) {
+	while (pecs_kid_xfer(fd, &b, 1, 0) == 0) {
 		pecs_burn_user(BURN_NS);
-		if (xfer(fd, &b, 1, 1))
+		if (pecs_kid_xfer(fd, &b, 1, 1))
 			break;
 	}
 	_exit(0);
@@ -102,7 +85,7 @@ static void sibling_start(struct pecs_t *t, struct sibling *s)
 	close(sv[1]);
 	s->fd = sv[0];
 	pecs_defer(t, sibling_end, s);
-	if (xfer(s->fd, &tid, sizeof(tid), 0) || tid <= 0)
+	if (pecs_kid_xfer(s->fd, &tid, sizeof(tid), 0) || tid <= 0)
 		PECS_BROKEN(t, "the child %d did not start its thread", (int)s->pid);
 	s->worker = tid;
 }
@@ -111,7 +94,7 @@ static void sibling_burn(struct pecs_t *t, struct sibling *s)
 {
 	char b = 'b';
 
-	if (xfer(s->fd, &b, 1, 1) || xfer(s->fd, &b, 1, 0))
+	if (pecs_kid_xfer(s->fd, &b, 1, 1) || pecs_kid_xfer(s->fd, &b, 1, 0))
 		PECS_BROKEN(t, "the child %d's thread did not burn", (int)s->pid);
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The built library under LD_PRELOAD: the probe against ref and against the kernel (the
-# same checks, and /proc names which one served each), through wrappers, then ordinary programs that never
+# same checks, and /proc names which one served each), the probe through wrappers and as
+# a host whose workload must go without the library, then ordinary programs that never
 # open an event, which must run exactly as without it.
 # Usage: interpose_test.sh LIB PROBE
 set -eu
