@@ -63,6 +63,7 @@ static long open_event(struct pecs_attr *attr, pid_t pid, int cpu, int group_fd,
 	int err;
 	const struct pecs_impl *impl = ip_impl(&ctx, &err);
 
+	ip_env_opened();
 	if (!impl && !err)
 		return ip_real()->syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 	if (!impl)

@@ -1,16 +1,57 @@
-/* The interposer leaves the programs its host starts alone: at load it takes itself out
- * of LD_PRELOAD, so a workload that perf stat or perf record executes runs as it would
- * without it (loading the library and the engine's own dependencies into the workload
- * measured 80 more page faults in a run of sh than the kernel counts for it).
- * PECS_INTERPOSE_CHILDREN=1 keeps it in, for a program whose children open events. */
+/* Whether a program the interposer's host executes gets the interposer too.
+ *
+ * A wrapper (timeout, nice, strace -f, sh -c) stands between LD_PRELOAD and the program
+ * that opens events; the interposer must reach that program, or it would measure the
+ * kernel without a word. So the library stays in LD_PRELOAD by default, and leaves it
+ * only for what is executed by a process that opened an event through it, or by a child
+ * forked from one (perf forks its workload before it opens the workload's events, and the
+ * child executes it after). There it leaves, because loading the library and the engine's
+ * dependencies into the measured workload costs that workload about 80 page faults the
+ * kernel does not count for it (measured on a run of sh). PECS_INTERPOSE_CHILDREN=1 keeps
+ * it in everywhere, for a host whose children open events of their own.
+ *
+ * "Opened an event" is one flag in a shared anonymous page mapped at load: a fork shares
+ * it with its parent, so the flag the host sets after the fork reaches the waiting child;
+ * an exec maps a fresh page, so a program starts with the flag clear. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "interpose/interpose.h"
 #include "pecs/interpose.h"
 
-/* 1 when entry names the object at path: the same path, or the same file name. */
+static atomic_int local_flag;
+static atomic_int *opened = &local_flag;
+static int keep;
+static char me[4096];
+
+__attribute__((constructor)) static void ip_env_init(void)
+{
+	const char *k = getenv(PECS_INTERPOSE_CHILDREN_ENV);
+	Dl_info info;
+	void *page = mmap(NULL, sizeof(atomic_int), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	keep = k && strcmp(k, "1") == 0;
+	/* Without the shared page the flag is this process's own: its children forked
+	 * before its first open then keep the library. */
+	if (page != MAP_FAILED)
+		opened = page;
+	if (dladdr((void *)ip_env_init, &info) && info.dli_fname &&
+	    strlen(info.dli_fname) < sizeof(me))
+		strcpy(me, info.dli_fname);
+}
+
+void ip_env_opened(void)
+{
+	atomic_store_explicit(opened, 1, memory_order_release);
+}
+
+/* 1 when the entry of length len names the object at path: the same path, or the same
+ * file name. */
 static int names_me(const char *entry, size_t len, const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -24,38 +65,71 @@ static int names_me(const char *entry, size_t len, const char *path)
 	       (len == blen || entry[len - blen - 1] == '/');
 }
 
-__attribute__((constructor)) static void ip_env_init(void)
-{
-	const char *pre = getenv("LD_PRELOAD");
-	const char *keep = getenv(PECS_INTERPOSE_CHILDREN_ENV);
-	Dl_info me;
-	char out[4096];
-	size_t n = 0;
-	int found = 0;
+static const char preload[] = "LD_PRELOAD=";
 
-	if (!pre || (keep && strcmp(keep, "1") == 0) ||
-	    !dladdr((void *)ip_env_init, &me) || !me.dli_fname || strlen(pre) >= sizeof(out))
-		return;
-	/* LD_PRELOAD separates its entries with spaces or colons. */
-	for (const char *p = pre; *p;) {
+/* The LD_PRELOAD entry of envp that names this library, or NULL. */
+static const char *my_preload(char *const *envp)
+{
+	size_t plen = sizeof(preload) - 1;
+
+	for (; *envp; envp++) {
+		if (strncmp(*envp, preload, plen) != 0)
+			continue;
+		/* LD_PRELOAD separates its entries with spaces or colons. */
+		for (const char *p = *envp + plen; *p;) {
+			size_t len = strcspn(p, " :");
+
+			if (len && names_me(p, len, me))
+				return *envp;
+			p += len;
+			p += *p != 0;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+size_t ip_env_slots(char *const *envp)
+{
+	size_t n = 0;
+
+	if (!envp || keep || !me[0] || !atomic_load_explicit(opened, memory_order_acquire) ||
+	    !my_preload(envp))
+		return 1;
+	while (envp[n])
+		n++;
+	/* The copy lives on the caller's stack; an environment too large for that keeps
+	 * the library rather than fail the exec. */
+	return n < IP_ENV_MAX_SLOTS ? n + 1 : 1;
+}
+
+char *const *ip_env_child(char *const *envp, char **slots, size_t nslots, char *entry)
+{
+	const char *pre = nslots > 1 ? my_preload(envp) : NULL;
+	size_t n = 0, at = sizeof(preload) - 1;
+
+	if (!pre || strlen(pre) >= IP_ENV_ENTRY_MAX)
+		return envp;
+	memcpy(entry, preload, at);
+	for (const char *p = pre + at; *p;) {
 		size_t len = strcspn(p, " :");
 
-		if (len && names_me(p, len, me.dli_fname)) {
-			found = 1;
-		} else if (len) {
-			if (n)
-				out[n++] = ' ';
-			memcpy(out + n, p, len);
-			n += len;
+		if (len && !names_me(p, len, me)) {
+			if (at > sizeof(preload) - 1)
+				entry[at++] = ' ';
+			memcpy(entry + at, p, len);
+			at += len;
 		}
 		p += len;
 		p += *p != 0;
 	}
-	out[n] = 0;
-	if (!found)
-		return;
-	if (n)
-		setenv("LD_PRELOAD", out, 1);
-	else
-		unsetenv("LD_PRELOAD");
+	entry[at] = 0;
+	for (; *envp && n + 1 < nslots; envp++) {
+		if (*envp != pre)
+			slots[n++] = *envp;
+		else if (at > sizeof(preload) - 1)
+			slots[n++] = entry;
+	}
+	slots[n] = NULL;
+	return slots;
 }

@@ -39,6 +39,14 @@ struct ip_real {
 	pid_t (*waitpid)(pid_t, int *, int);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const void *, const void *, char *const[],
+			   char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const void *, const void *, char *const[],
+			    char *const[]);
 };
 
 /* Resolved before main (and on first use, for calls made by other libraries'
@@ -48,6 +56,17 @@ const struct ip_real *ip_real(void);
 /* The implementation, chosen by PECS_IMPL at the first perf_event_open. NULL for
  * "kernel"; *err is set to a positive errno when it could not be set up. */
 const struct pecs_impl *ip_impl(void **ctx, int *err);
+
+/* The environment a program executed from here gets (env.c). ip_env_opened() marks this
+ * process, and the children it forked, as having opened an event. For an exec with envp,
+ * ip_env_slots() is how many pointers the copy needs (1: none, envp stays), and
+ * ip_env_child() returns envp or, in those slots and entry, envp without this library in its
+ * LD_PRELOAD. */
+#define IP_ENV_MAX_SLOTS 8192
+#define IP_ENV_ENTRY_MAX 4096
+void ip_env_opened(void);
+size_t ip_env_slots(char *const *envp);
+char *const *ip_env_child(char *const *envp, char **slots, size_t nslots, char *entry);
 
 /* The fd table. An event is a slot holding the implementation's fd and a count of the
  * real fds (dup'ed copies) that name it. Lookups are lock-free atomic loads. */

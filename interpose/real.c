@@ -44,6 +44,15 @@ static void resolve(void)
 	real.waitpid = (pid_t(*)(pid_t, int *, int))next("waitpid");
 	real.wait4 = (pid_t(*)(pid_t, int *, int, struct rusage *))next("wait4");
 	real.waitid = (int (*)(idtype_t, id_t, siginfo_t *, int))next("waitid");
+	real.execve = (int (*)(const char *, char *const[], char *const[]))next("execve");
+	real.execvpe = (int (*)(const char *, char *const[], char *const[]))next("execvpe");
+	real.execveat = (int (*)(int, const char *, char *const[], char *const[], int))next(
+		"execveat");
+	real.fexecve = (int (*)(int, char *const[], char *const[]))next("fexecve");
+	real.posix_spawn = (int (*)(pid_t *, const char *, const void *, const void *,
+				    char *const[], char *const[]))next("posix_spawn");
+	real.posix_spawnp = (int (*)(pid_t *, const char *, const void *, const void *,
+				     char *const[], char *const[]))next("posix_spawnp");
 	/* A C library without fcntl64 or mmap64 (older glibc, musl) has one entry for both. */
 	if (!real.fcntl64)
 		real.fcntl64 = real.fcntl;

@@ -25,8 +25,7 @@ struct pecs_kid {
 	int reaped;
 };
 
-/* The whole of n bytes, retrying what a signal or a ptrace stop interrupts. 0 or -1. */
-static int xfer(int fd, void *buf, size_t n, int out)
+int pecs_kid_xfer(int fd, void *buf, size_t n, int out)
 {
 	char *p = buf;
 
@@ -157,9 +156,9 @@ static void child_main(const struct pecs_kid_opts *o, int fd)
 	int32_t answer = set_up(o);
 	char c;
 
-	if (xfer(fd, &answer, sizeof(answer), 1) || answer)
+	if (pecs_kid_xfer(fd, &answer, sizeof(answer), 1) || answer)
 		_exit(1);
-	while (xfer(fd, &c, 1, 0) == 0) {
+	while (pecs_kid_xfer(fd, &c, 1, 0) == 0) {
 		answer = 0;
 		switch (c) {
 		case PECS_KID_BURN:
@@ -185,7 +184,7 @@ static void child_main(const struct pecs_kid_opts *o, int fd)
 		default:
 			_exit(0);
 		}
-		if (xfer(fd, &answer, sizeof(answer), 1))
+		if (pecs_kid_xfer(fd, &answer, sizeof(answer), 1))
 			break;
 	}
 	_exit(0);
@@ -280,7 +279,7 @@ int pecs_kid_start(struct pecs_t *t, const struct pecs_kid_opts *o,
 	c->fd = sv[0];
 	pecs_defer(t, child_end, c);
 	*out = c;
-	if (xfer(c->fd, &err, sizeof(err), 0))
+	if (pecs_kid_xfer(c->fd, &err, sizeof(err), 0))
 		PECS_BROKEN(t, "the child %d did not start", (int)c->pid);
 	return -err;
 }
@@ -296,7 +295,8 @@ pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd)
 	int32_t id = 0;
 	int answered = cmd != PECS_KID_EXEC && cmd != PECS_KID_EXIT;
 
-	if (xfer(c->fd, &b, 1, 1) || (answered && xfer(c->fd, &id, sizeof(id), 0)))
+	if (pecs_kid_xfer(c->fd, &b, 1, 1) ||
+	    (answered && pecs_kid_xfer(c->fd, &id, sizeof(id), 0)))
 		PECS_BROKEN(t, "the child %d did not do '%c'", (int)c->pid, b);
 	return id;
 }

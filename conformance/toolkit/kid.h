@@ -73,4 +73,9 @@ void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si);
 /* Reap the exited child; its rusage into *ru when ru is not NULL. */
 void pecs_kid_reap(struct pecs_t *t, struct pecs_kid *c, struct rusage *ru);
 
+/* The whole of n bytes over a stream socket (out: sent, else received), retrying what a
+ * signal or a ptrace stop interrupts; a send to a closed end is -1, not SIGPIPE. 0 or -1.
+ * For a case that runs a child of its own on the same kind of channel. */
+int pecs_kid_xfer(int fd, void *buf, size_t n, int out);
+
 #endif /* PECS_TOOLKIT_KID_H */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The built library under LD_PRELOAD: the probe against ref and against the kernel (the
-# same checks, and /proc names which one served each), then ordinary programs that never
+# same checks, and /proc names which one served each), the probe through wrappers and as
+# a host whose workload must go without the library, then ordinary programs that never
 # open an event, which must run exactly as without it.
 # Usage: interpose_test.sh LIB PROBE
 set -eu
@@ -22,6 +23,16 @@ PECS_IMPL=ref LD_PRELOAD=$lib "$probe" eventpoll
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
 	PECS_IMPL=kernel LD_PRELOAD=$lib "$probe" perf_event
 fi
+
+# Through a wrapper the probe still runs on ref (its fds are epoll instances): the
+# library stays in LD_PRELOAD for what a process that opened no event executes.
+PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 "$probe" eventpoll
+PECS_IMPL=ref LD_PRELOAD=$lib nice "$probe" eventpoll
+PECS_IMPL=ref LD_PRELOAD=$lib sh -c '"$0" eventpoll' "$probe"
+PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 sh -c 'nice "$0" eventpoll' "$probe"
+# What a process that opened an event executes goes without it, as perf's workload.
+PECS_IMPL=ref LD_PRELOAD=$lib "$probe" host
+PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 "$probe" host
 
 out=$(LD_PRELOAD=$lib sh -c 'echo one; ls / >/dev/null && echo two' 2>&1)
 [ "$out" = "one

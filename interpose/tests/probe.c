@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,11 +109,49 @@ static void sampling(void)
 	CHECK(close(fd) == 0);
 }
 
+/* As perf runs its workload: a child forked first waits, the host opens an event on it,
+ * then the child executes a shell. The interposer must not be in that shell's
+ * LD_PRELOAD (interpose/env.c). */
+static void host(void)
+{
+	int go[2];
+	char c = 0;
+	int status;
+
+	CHECK(pipe(go) == 0);
+	pid_t child = fork();
+
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		execlp("sh", "sh", "-c",
+		       "case \"$LD_PRELOAD\" in *libpecs_interpose*) "
+		       "echo \"probe: the workload has LD_PRELOAD=$LD_PRELOAD\" >&2; exit 1;; esac",
+		       (char *)NULL);
+		_exit(4);
+	}
+	close(go[0]);
+	int fd = open_sw(PECS_SW_TASK_CLOCK, 0);
+
+	CHECK(fd >= 0);
+	CHECK(write(go[1], &c, 1) == 1);
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(close(fd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s eventpoll|perf_event\n", argv[0]);
+		fprintf(stderr, "usage: %s eventpoll|perf_event|host\n", argv[0]);
 		return 2;
+	}
+	if (strcmp(argv[1], "host") == 0) {
+		host();
+		printf("probe: ok (host)\n");
+		return 0;
 	}
 	counting(argv[1]);
 	sampling();

@@ -28,6 +28,14 @@ struct ref_source {
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
 	int children;   /* inherit on another process: add its waited-for children's */
 	uint64_t child_base; /* their counts at the open, which are not the event's */
+	/* With inherit on another process's main thread: the threads it had made before the
+	 * open, each with its last runtime read. The event does not follow them, so their
+	 * time comes off the process clock. */
+	struct ref_source_thread {
+		pid_t tid;
+		uint64_t ns;
+	} *before;
+	size_t nr_before;
 };
 
 /* A ring buffer, shared by every mapping of it and every event redirected into it. */
@@ -171,6 +179,8 @@ struct ref_defer {
 int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct pecs_attr *a,
 			  pid_t tid, pid_t proc_tid, int same_process, int for_time);
 uint64_t ref_event_source_read(struct ref_source *s);
+/* Frees what init allocated; the source then reads as if it had no earlier threads. */
+void ref_event_source_fini(struct ref_source *s);
 /* 0 when a task event bound to cpu (>= 0) cannot be counting now, else 1. */
 int ref_event_source_on_cpu(pid_t tid, int cpu);
 /* ---- tasks (event_task.c) ---- */

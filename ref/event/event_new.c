@@ -36,6 +36,8 @@ struct ref_event *ref_event_new(struct ref_event_env *env, const struct pecs_att
 	ev->proc_id = t->pid == -1 ? 0 : t->proc_tid;
 	if (ref_event_source_init(&ev->tsrc, kind, a, ev->tid, t->proc_tid, t->same_process, 1) ||
 	    ref_event_source_init(&ev->csrc, kind, a, ev->tid, t->proc_tid, t->same_process, 0)) {
+		ref_event_source_fini(&ev->tsrc);
+		ref_event_source_fini(&ev->csrc);
 		free(ev);
 		return NULL;
 	}

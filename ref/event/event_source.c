@@ -1,6 +1,7 @@
 /* Counter sources: each event's value is read from the kernel's own accounting of the
  * target thread (its CPU-time clock, /proc fault and switch counters), never made up. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -112,6 +113,59 @@ static int zombie_switches(pid_t pid, uint64_t *v)
 	return 0;
 }
 
+/* The runtime the threads made before the open have now: a thread that exited keeps
+ * its last reading (its time stays in the process clock). */
+static uint64_t before_ns(struct ref_source *s)
+{
+	uint64_t sum = 0, ns;
+
+	for (size_t i = 0; i < s->nr_before; i++) {
+		if (ref_host_schedstat_ns(s->tid, s->before[i].tid, &ns) == 0)
+			s->before[i].ns = ns;
+		sum += s->before[i].ns;
+	}
+	return sum;
+}
+
+/* Lists the threads of s->tid's process other than itself. 0, or -1 without memory. */
+static int list_before(struct ref_source *s)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->tid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct ref_source_thread *n;
+
+		if (tid <= 0 || tid == s->tid)
+			continue;
+		n = realloc(s->before, (s->nr_before + 1) * sizeof(*n));
+		if (!n) {
+			closedir(d);
+			return -1;
+		}
+		s->before = n;
+		s->before[s->nr_before].tid = tid;
+		s->before[s->nr_before].ns = 0;
+		s->nr_before++;
+	}
+	closedir(d);
+	before_ns(s);
+	return 0;
+}
+
+void ref_event_source_fini(struct ref_source *s)
+{
+	free(s->before);
+	s->before = NULL;
+	s->nr_before = 0;
+}
+
 static int own_sample(struct ref_source *s, uint64_t *v);
 
 /* Linux adds an inherited event's counts to the parent event when the child exits
@@ -148,6 +202,11 @@ static int own_sample(struct ref_source *s, uint64_t *v)
 		if (clock_gettime(s->kind == REF_SRC_MONOTONIC ? CLOCK_MONOTONIC : s->clock, &ts))
 			return -1;
 		*v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (s->nr_before) {
+			uint64_t off = before_ns(s);
+
+			*v = *v > off ? *v - off : 0;
+		}
 		return 0;
 	case REF_SRC_SCHEDSTAT:
 		return ref_host_schedstat_ns(0, s->tid, v) ? -1 : 0;
@@ -177,8 +236,10 @@ uint64_t ref_event_source_read(struct ref_source *s)
 {
 	uint64_t v;
 
-	/* A finished thread's counters stop where they were, as its events do on Linux. */
-	if (source_sample(s, &v) == 0)
+	/* A finished thread's counters stop where they were, as its events do on Linux.
+	 * The earlier threads' runtime is read apart from the process clock, a moment
+	 * later: the difference may step back by that moment, which a count never does. */
+	if (source_sample(s, &v) == 0 && (!s->nr_before || v >= s->last))
 		s->last = v;
 	return s->last;
 }
@@ -244,6 +305,11 @@ int ref_event_source_init(struct ref_source *s, enum ref_kind kind, const struct
 			break;
 		}
 	}
+	/* The threads made before the open are not the event's (perf_event_init_task()
+	 * copies it only into tasks cloned after). Without /proc they cannot be told apart,
+	 * and the process clock counts them too. */
+	if (s->kind == REF_SRC_PROCESS_CLOCK && s->tid > 0 && list_before(s))
+		return -ENOMEM;
 	/* With inherit, the children of another process count too (perf stat -- sh -c). The
 	 * switches of the children it waited for before the open cannot be told apart from
 	 * the later ones: a fresh fork, as perf stat's, has none. */

@@ -226,6 +226,8 @@ static void event_release(struct ref_event *ev, struct ref_defer *d)
 	ref_event_rb_detach(ev);
 	free(ev->siblings);
 	ev->siblings = NULL;
+	ref_event_source_fini(&ev->tsrc);
+	ref_event_source_fini(&ev->csrc);
 	if (ev->has_sampler) {
 		/* The release hook frees ev once the stop hooks queued before it ran. */
 		ref_event_defer_add(d, ev, REF_DEFER_RELEASE);

@@ -145,6 +145,16 @@ static int due(const struct ref_tracer *t, const struct ref_trace_task *k)
 	       ref_trace_cpu_ns(k) >= k->due;
 }
 
+/* 1 when /proc shows the process with one thread, or cannot say (then the process
+ * clock, which the schedstat of an unreadable /proc could not replace, stays). */
+static int single_threaded(pid_t pid)
+{
+	uint64_t n;
+
+	/* proc(5): field 20 is num_threads. */
+	return ref_host_stat_field(0, pid, 20, &n, NULL) != 0 || n == 1;
+}
+
 /* Follows pid/tid from now on; -1 when there is no room for it. */
 static int task_add(struct ref_tracer *t, pid_t pid, pid_t tid, int followed, int drop)
 {
@@ -165,8 +175,11 @@ static int task_add(struct ref_tracer *t, pid_t pid, pid_t tid, int followed, in
 	k->tid = tid;
 	k->followed = k->fresh = followed;
 	k->drop = drop;
-	/* A process clock is a leader's own time only while it has no other thread. */
-	k->schedstat = pid != tid || clock_getcpuclockid(pid, &k->clock) != 0;
+	/* A process clock is a leader's own time only while it has no other thread: a
+	 * leader attached beside threads it made earlier (its event opened after them) is
+	 * sampled on its own runtime, as the kernel's timer follows that thread alone. */
+	k->schedstat = pid != tid || !single_threaded(pid) ||
+		       clock_getcpuclockid(pid, &k->clock) != 0;
 	k->due = ref_trace_cpu_ns(k) + t->period;
 	return 0;
 }

@@ -22,8 +22,9 @@
 #define PECS_INTERPOSE_REF "ref"
 #define PECS_INTERPOSE_KERNEL "kernel"
 
-/* At load the library takes itself out of LD_PRELOAD, so the programs its host executes
- * (perf's workload) run as they would without it; "1" keeps it in for them. */
+/* The library stays in LD_PRELOAD through wrappers (timeout, nice, sh -c), and takes
+ * itself out of it only for what a process that opened an event executes (perf's
+ * workload), so that runs as it would without it; "1" keeps it in for those too. */
 #define PECS_INTERPOSE_CHILDREN_ENV "PECS_INTERPOSE_CHILDREN"
 
 /* The implementation's complaints (a plugin that does not load) go to stderr once, and
