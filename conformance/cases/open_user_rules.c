@@ -8,10 +8,11 @@
 
 /* Nonzero where perf_event_open asks perf_allow_kernel() for a callchain that may hold
  * kernel frames (exclude_callchain_kernel clear), exclude_kernel or not: the stable change
- * "perf/core: Check kernel access when kernel callchains are requested", in 6.12 since
- * 6.12.113 (Debian's changelog of 6.12.113-1 lists it under ChangeLog-6.12.113; 6.12.111
- * opens, 6.12.118 refuses, measured in the VM). Not in 6.1.192 nor in 6.18.44 (both
- * open, measured); which mainline release brought it is not pinned here. */
+ * "perf/core: Check kernel access when kernel callchains are requested" (perf_callchain
+ * takes kernel frames by exclude_callchain_kernel alone, whatever exclude_kernel says), in
+ * 6.12 since 6.12.113 (Debian's changelog of 6.12.113-1 lists it under ChangeLog-6.12.113;
+ * 6.12.111 opens, 6.12.118 refuses, measured in the VM). Not in 6.1.192 nor in 6.18.44
+ * (both open, measured); which mainline release brought it is not pinned here. */
 static int kernel_callchain_is_checked(struct pecs_t *t)
 {
 	const char *release = pecs_host(t)->kernel_release;
