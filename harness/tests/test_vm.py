@@ -202,6 +202,8 @@ def test_spec_and_label(tmp_path: pathlib.Path) -> None:
     with pytest.raises(SpecError):
         vm.parse(str(tmp_path / "missing"), loc)
     assert vm.default_label("/boot/bzImage") == "bzImage"
+    # Debian names 6.12's images by release, 6.1's by ABI
+    assert vm.default_label("/x/vmlinuz-6.12.118+deb12-cloud-amd64") == "linux-6.12"
 
 
 def test_monitor_socket_fits_a_unix_socket(tmp_path: pathlib.Path) -> None:
@@ -231,7 +233,8 @@ def test_qemu_argv_bounds_the_guest() -> None:
     argv = vm.qemu_argv("/k", "/i", 2, "tcg")
     append = argv[argv.index("-append") + 1]
     assert "panic=-1" in append.split() and "console=ttyS0" in append.split()
-    assert "-no-reboot" in argv and argv[argv.index("-machine") + 1] == "accel=tcg"
+    # one host thread for every vCPU: see vm.TCG_ACCEL
+    assert "-no-reboot" in argv and argv[argv.index("-accel") + 1] == "tcg,thread=single"
     # One clocksource under emulation: see vm.TCG_APPEND
     assert set(vm.TCG_APPEND.split()) <= set(append.split())
     if "PECS_VM_APPEND" not in os.environ:
@@ -252,7 +255,7 @@ kernel, initrd = argv[argv.index("-kernel") + 1], argv[argv.index("-initrd") + 1
 with open(initrd, "rb") as f:
     members = {e.name: e for e in vm_initramfs.read_newc(gzip.decompress(f.read()))}
 assert members["pecs/runner"].data == b"static runner", "not the runner it was given"
-if "kvmfail" in kernel and "accel=kvm" in argv:
+if "kvmfail" in kernel and argv[argv.index("-accel") + 1] == "kvm":
     print("qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69")
     sys.stdout.flush()
     import os
@@ -352,6 +355,36 @@ def test_driver_gates_each_pass_of_a_guest(tmp_path: pathlib.Path,
     assert "as uid 65534" in impls["linux-6.1-unprivileged"]["source"]
     assert (root / "out" / "linux-6.1.console.log").is_file()
     assert rc == 0
+
+
+def test_two_kernels_side_by_side_each_with_its_file(tmp_path: pathlib.Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """./pecs report's matrix: 6.1 and 6.12 booted one after the other in one run, eight
+    passes, each kernel's four gated by its own file, all columns of one report."""
+    from pecs_harness import cli
+    root = _fake_setup(tmp_path, monkeypatch)
+    (root / "vmlinuz-6.12.99+deb12-cloud-amd64").write_bytes(b"kernel")
+    # 6.12 lists B; 6.1 lists nothing, so B fails there and gates the run.
+    (root / "none.txt").write_text("# nothing known\n")
+    out = root / "out"
+    rc = cli.main(["run", "--quiet", "--root", str(root), "--bin", str(root / "bin"),
+                   "--out", str(out),
+                   "--impl", "vm:" + str(root / "vmlinuz-6.1.0-99-fake"),
+                   "--impl", "vm:" + str(root / "vmlinuz-6.12.99+deb12-cloud-amd64"),
+                   "--expectations", "linux-6.1=" + str(root / "none.txt"),
+                   "--expectations", "linux-6.12=" + str(root / "exp.txt")])
+    summary = json.loads((out / "summary.json").read_text())
+    impls = {i["label"]: i for i in summary["implementations"]}
+    passes = ["", "-unprivileged", "-paranoid3", "-unprivileged-paranoid3"]
+    assert list(impls) == ["linux-6.1" + p for p in passes] + ["linux-6.12" + p for p in passes]
+    for label, i in impls.items():
+        want = (1, 0) if label.startswith("linux-6.12") else (0, 1)
+        assert (i["counts"]["xfail"], i["counts"]["failed"]) == want, i
+    assert rc == 1
+    assert (out / "linux-6.1.console.log").is_file() and (out / "linux-6.12.console.log").is_file()
+    md = (out / "report.md").read_text()
+    header = next(l for l in md.splitlines() if l.startswith("| area |"))
+    assert header.count("linux-6.1") == 8 and header.count("linux-6.12") == 4, header
 
 
 def test_a_guest_kvm_cannot_start_boots_again_under_tcg(

@@ -1,16 +1,26 @@
 #!/bin/sh
 # Fetches a Debian kernel image for the VM runner (--impl vm:...) without installing it:
 # apt-get download, then dpkg-deb -x into DIR. Needs no root beyond apt's own lists.
-# Usage: fetch_kernel.sh [PACKAGE] [DIR]; prints the image's path on the last line.
-# PACKAGE defaults to the newest linux-image-6.1.*-cloud-amd64-unsigned apt offers.
+# Usage: fetch_kernel.sh [PACKAGE | X.Y] [DIR]; prints the image's path on the last line.
+# X.Y (or nothing, for 6.1) takes the newest linux-image-X.Y*-cloud-amd64-unsigned apt
+# offers: Debian names 6.1's by ABI (linux-image-6.1.0-57-cloud-amd64-unsigned) and
+# 6.12's by release (linux-image-6.12.118+deb12-cloud-amd64-unsigned).
 set -eu
-pkg=${1:-}
+pkg=${1:-6.1}
 dir=${2:-out/vm}
-if [ -z "$pkg" ]; then
-	pkg=$(apt-cache pkgnames linux-image-6.1 | grep -E '^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' |
-		sort -t- -k4,4n | tail -n 1)
-	[ -n "$pkg" ] || { echo "fetch_kernel.sh: apt offers no linux-image-6.1.*-cloud-amd64" >&2; exit 1; }
-fi
+case $pkg in
+[0-9]*.[0-9]*)
+	line=$pkg
+	re=$(printf '%s' "$line" | sed 's/\./\\./g')
+	pkg=$(apt-cache pkgnames "linux-image-$line." |
+		grep -E "^linux-image-$re\.[0-9]+(-[0-9]+)?(\+deb[0-9]+)?-cloud-amd64-unsigned\$" |
+		sort -V | tail -n 1)
+	[ -n "$pkg" ] || {
+		echo "fetch_kernel.sh: apt offers no linux-image-$line.*-cloud-amd64" >&2
+		exit 1
+	}
+	;;
+esac
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 # Fetched before: the package's files are all that is needed.
