@@ -7,12 +7,11 @@ behaviour areas by implementation (each cell counts its cases as data-* attribut
 the tests read back, and opens the results view filtered to it), the results view
 (report_view) and the coverage view."""
 import html
-import json
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from . import clients_report, report_view
+from . import clients_report, report_view, results
 from .report_assets import CSS, JS
 from .statuses import BAD, COUNT_ORDER
 
@@ -39,12 +38,9 @@ class BaselineError(Exception):
 def load_baseline(path: str) -> dict[str, Any]:
     """An earlier run's summary.json, for report --baseline."""
     try:
-        with open(path, encoding="utf-8") as f:
-            old = json.load(f)
-    except OSError as err:
-        raise BaselineError("%s: cannot read the baseline: %s" % (path, err.strerror))
-    except ValueError as err:
-        raise BaselineError("%s: not JSON (%s)" % (path, err))
+        old = results.read_json(path, "the baseline")
+    except results.ResultsError as err:
+        raise BaselineError(str(err))
     if not isinstance(old, dict) or old.get("format") != "pecs-summary-1" or \
             not isinstance(old.get("cases"), dict):
         raise BaselineError("%s: not the summary.json (pecs-summary-1) of an earlier report"
@@ -156,13 +152,15 @@ def _changes(s: dict[str, Any], old: dict[str, Any], w: _Write) -> None:
       'do. <a href="#q=&amp;diff=1&amp;base=%%40earlier">Show them in the results</a>.</p>' % (
           len(ch), worse, better, len(ch), e(old.get("generated", "?")), worse, better))
     if ch:
+        w("<details id=changes-list%s><summary>the %d change(s)</summary>" % (
+            "" if len(ch) > FOLD_PROBLEMS else " open", len(ch)))
         w("<table id=changes><tr><th>case<th>implementation<th>was<th>now</tr>")
         for cid, label, was, now in ch:
             w('<tr data-case="%s" data-impl="%s"><td><a href="#%s"><code>%s</code></a><td>%s'
               '<td class="st-%s">%s<td class="st-%s">%s</tr>' % (
                   e(cid), e(label), e(report_view.case_anchor(cid)), e(cid), e(label),
                   e(was), e(was), e(now), e(now)))
-        w("</table>")
+        w("</table></details>")
 
 
 def _problems(s: dict[str, Any], w: _Write) -> None:

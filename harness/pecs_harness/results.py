@@ -29,14 +29,19 @@ class ResultsError(Exception):
     pass
 
 
-def load(path: str) -> ResultsData:
+def read_json(path: str, what: str, hint: str = "") -> Any:
+    """A JSON file the harness reads (what: "results"), or ResultsError saying why not."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except OSError as e:
-        raise ResultsError("%s: cannot read results: %s" % (path, e.strerror))
+        raise ResultsError("%s: cannot read %s: %s" % (path, what, e.strerror))
     except ValueError as e:
-        raise ResultsError("%s: not JSON (%s): was the run cut short?" % (path, e))
+        raise ResultsError("%s: not JSON (%s)%s" % (path, e, hint))
+
+
+def load(path: str) -> ResultsData:
+    data = read_json(path, "results", ": was the run cut short?")
     check(data, path)
     return data
 
