@@ -19,6 +19,9 @@ struct pecs_t {
 	const struct pecs_case *c;
 	enum pecs_status status;
 	char message[1024];
+	/* Where the verdict was given (__FILE__ as compiled, its line): the report links it. */
+	const char *file;
+	int line;
 	int fds[PECS_MAX_TRACKED_FDS];
 	size_t nfds;
 	struct {

@@ -179,6 +179,9 @@ static int run_suite(const struct run_args *a)
 		return 2;
 	}
 	int rc = pecs_session_init(&s, impl, a->expectations, a->filter);
+	char missing[300] = "";
+	if (rc == 0 && !a->list)
+		pecs_probe_missing(s.impl, &s.facts, missing, sizeof(missing));
 	alarm(0);
 	if (rc < 0)
 		return 2;
@@ -204,24 +207,34 @@ static int run_suite(const struct run_args *a)
 		return 2;
 	}
 	int tap_stdout = out.tap && strcmp(out.tap, "-") == 0, said = 0;
-	printf("%specs: suite %s: %zu case(s) against %s (kernel %s, %s)\n",
-	       tap_stdout ? "# " : "", pecs_suite_version, s.nselected, s.impl->name,
-	       s.facts.kernel_release, s.facts.privileged ? "privileged" : "unprivileged");
+	if ((rc = pecs_session_stream(&s, &out)) < 0) {
+		fprintf(stderr, "pecs: cannot write %s: %s (nothing was run)\n", out.tap,
+			strerror(-rc));
+		free(results);
+		pecs_session_free(&s);
+		return 2;
+	}
+	const char *hash = tap_stdout ? "# " : "";
+	if (missing[0])
+		printf("%specs: %s\n", hash, missing);
+	printf("%specs: suite %s: %zu case(s) against %s (kernel %s, %s)\n", hash,
+	       pecs_suite_version, s.nselected, s.impl->name, s.facts.kernel_release,
+	       s.facts.privileged ? "privileged" : "unprivileged");
 	for (int i = 0; i < PECS_FACT_COUNT; i++) {
 		const char *src = s.sources.of[i];
 		if (strncmp(src, "assumed", 7) == 0 || strncmp(src, "unknown", 7) == 0)
-			printf("%specs: host fact %s: %s\n", tap_stdout ? "# " : "",
-			       pecs_fact_names[i], src);
+			printf("%specs: host fact %s: %s\n", hash, pecs_fact_names[i], src);
 	}
 	for (size_t i = 0; i < s.nselected; i++) {
 		/* In process, a case that crashes takes the runner down before its verdict line:
 		 * name it first. */
 		if (!a->run.isolate)
-			printf("%sRUN         %s\n", tap_stdout ? "# " : "", s.selected[i]->id);
+			printf("%sRUN         %s\n", hash, s.selected[i]->id);
 		pecs_run_case(s.impl, &s.facts, s.selected[i], &a->run, &results[i]);
 		pecs_expect_apply(&s.expect, &results[i]);
 		if (!tap_stdout)
 			print_result(&results[i], a->quiet);
+		pecs_session_case_done(&s, results, i + 1);
 		early_root_cause(&s, results, i + 1, &said, tap_stdout);
 	}
 	rc = pecs_session_finish(&s, results, s.nselected, &out);

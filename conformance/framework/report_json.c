@@ -121,8 +121,13 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 	if (!f)
 		return -errno;
 	json_head(f, rep);
-	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},\n  \"results\": [",
+	fprintf(f, ",\n  \"shard\": {\"index\": %d, \"total\": %d},",
 		rep->shard_index, rep->shard_total);
+	/* Written while the run goes on: what a reader of a run that died must know. */
+	if (rep->count < rep->planned)
+		fprintf(f, "\n  \"incomplete\": {\"done\": %zu, \"selected\": %zu},",
+			rep->count, rep->planned);
+	fprintf(f, "\n  \"results\": [");
 	for (size_t i = 0; i < rep->count; i++) {
 		const struct pecs_result *r = &rep->results[i];
 		fprintf(f, "%s\n    {\"id\": ", i ? "," : "");
@@ -130,6 +135,11 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		fprintf(f, ", \"status\": \"%s\", \"raw_status\": \"%s\", \"message\": ",
 			pecs_status_name(r->status), pecs_status_name(r->raw));
 		json_str(f, r->message);
+		if (r->file[0]) {
+			fprintf(f, ", \"file\": ");
+			json_str(f, r->file);
+			fprintf(f, ", \"line\": %d", r->line);
+		}
 		fprintf(f, ", \"features\": ");
 		json_list(f, r->c->features);
 		fprintf(f, ", \"behaviours\": ");

@@ -1,6 +1,8 @@
-/* TAP version 13 as kselftest writes it: one "ok"/"not ok" line a case, directives for
- * what passed the gate without passing (XFAIL, SKIP), the message as "#" diagnostics. A
- * TAP consumer then gates exactly as the runner does: "not ok" is what fails the run. */
+/* TAP version 13 as kselftest writes it: the version line, the plan, then one "ok"/"not ok"
+ * line a case, directives for what passed the gate without passing (XFAIL, SKIP), the
+ * message as "#" diagnostics. A TAP consumer then gates exactly as the runner does: "not ok"
+ * is what fails the run. The pieces are separate so that a run can stream them as its
+ * cases end (session.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +16,7 @@ static void tap_text(FILE *f, const char *s)
 		fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
-static void tap_case(FILE *f, size_t n, const struct pecs_result *r)
+void pecs_tap_case(FILE *f, size_t n, const struct pecs_result *r)
 {
 	const char *directive = NULL;
 	int ok = 1;
@@ -38,40 +40,61 @@ static void tap_case(FILE *f, size_t n, const struct pecs_result *r)
 	}
 }
 
-int pecs_write_tap_to(const struct pecs_report *rep, FILE *f)
+void pecs_tap_head(FILE *f, const char *version, const char *impl, size_t plan)
+{
+	fprintf(f, "TAP version 13\n1..%zu\n# pecs suite %s against %s\n", plan,
+		version ? version : "unknown", impl);
+}
+
+unsigned pecs_tap_closing_failed(const struct pecs_report *rep)
+{
+	return (rep->counts->stale ? PECS_TAP_STALE : 0u) |
+	       (rep->counts->bad_lines ? PECS_TAP_BAD_LINES : 0u) |
+	       (rep->nproblems ? PECS_TAP_GATE : 0u);
+}
+
+size_t pecs_tap_closing_count(unsigned closing)
+{
+	return !!(closing & PECS_TAP_STALE) + !!(closing & PECS_TAP_BAD_LINES) +
+	       !!(closing & PECS_TAP_GATE);
+}
+
+void pecs_tap_tail(FILE *f, size_t n, unsigned closing, const struct pecs_report *rep)
 {
 	const struct pecs_counts *c = rep->counts;
 	/* The file's own problems are one test each, as in the JUnit file. */
-	size_t extra = (c->stale ? 1 : 0) + (c->bad_lines ? 1 : 0) + (rep->nproblems ? 1 : 0);
-	fprintf(f, "TAP version 13\n");
-	fprintf(f, "# pecs suite %s against %s\n", rep->version ? rep->version : "unknown",
-		rep->impl->name);
-	if (rep->root_cause && rep->root_cause[0]) {
-		fputs("# root cause: ", f);
-		tap_text(f, rep->root_cause);
-		fputc('\n', f);
-	}
-	fprintf(f, "1..%zu\n", rep->count + extra);
-	size_t n = 0;
-	for (size_t i = 0; i < rep->count; i++)
-		tap_case(f, ++n, &rep->results[i]);
-	if (c->stale)
-		fprintf(f, "not ok %zu Expectations.NoStaleLines\n# %zu line(s) match no case\n",
-			++n, c->stale);
-	if (c->bad_lines)
-		fprintf(f, "not ok %zu Expectations.FileIsValid\n# %zu bad line(s)\n", ++n,
-			c->bad_lines);
-	if (rep->nproblems) {
-		fprintf(f, "not ok %zu Gate.RunAsAWhole\n", ++n);
+	if (closing & PECS_TAP_STALE)
+		fprintf(f, "%sok %zu Expectations.NoStaleLines\n# %zu line(s) match no case\n",
+			c->stale ? "not " : "", ++n, c->stale);
+	if (closing & PECS_TAP_BAD_LINES)
+		fprintf(f, "%sok %zu Expectations.FileIsValid\n# %zu bad line(s)\n",
+			c->bad_lines ? "not " : "", ++n, c->bad_lines);
+	if (closing & PECS_TAP_GATE) {
+		fprintf(f, "%sok %zu Gate.RunAsAWhole\n", rep->nproblems ? "not " : "", ++n);
 		for (size_t i = 0; i < rep->nproblems; i++) {
 			fputs("# ", f);
 			tap_text(f, rep->problems[i]);
 			fputc('\n', f);
 		}
 	}
+	if (rep->root_cause && rep->root_cause[0]) {
+		fputs("# root cause: ", f);
+		tap_text(f, rep->root_cause);
+		fputc('\n', f);
+	}
 	char line[256];
 	pecs_counts_line(c, line, sizeof(line));
 	fprintf(f, "# %s\n", line);
+}
+
+int pecs_write_tap_to(const struct pecs_report *rep, FILE *f)
+{
+	unsigned closing = pecs_tap_closing_failed(rep);
+	pecs_tap_head(f, rep->version, rep->impl->name,
+		      rep->count + pecs_tap_closing_count(closing));
+	for (size_t i = 0; i < rep->count; i++)
+		pecs_tap_case(f, i + 1, &rep->results[i]);
+	pecs_tap_tail(f, rep->count, closing, rep);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -63,6 +63,8 @@ static void run_here(const struct pecs_impl *impl, const struct pecs_host_facts 
 	r->raw = t->status;
 	memcpy(r->calls, t->calls, sizeof(r->calls));
 	snprintf(r->message, sizeof(r->message), "%s", t->message);
+	pecs_source_path(t->file, r->file, sizeof(r->file));
+	r->line = t->line;
 	if (r->raw == PECS_UNSUPPORTED) {
 		/* Every feature the case needs is claimed, so skipping it hides a gap. */
 		char m[sizeof(r->message)];
@@ -78,6 +80,8 @@ static void run_here(const struct pecs_impl *impl, const struct pecs_host_facts 
 struct wire_result {
 	int status;
 	char message[1024];
+	char file[160];
+	int line;
 	struct pecs_call_tally calls[PECS_ENTRY_COUNT];
 };
 
@@ -177,6 +181,8 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 		run_here(impl, facts, c, &mine);
 		struct wire_result w = {.status = (int)mine.raw};
 		memcpy(w.message, mine.message, sizeof(w.message));
+		memcpy(w.file, mine.file, sizeof(w.file));
+		w.line = mine.line;
 		memcpy(w.calls, mine.calls, sizeof(w.calls));
 		ssize_t ignored = write(p[1], &w, sizeof(w));
 		(void)ignored;
@@ -202,6 +208,9 @@ static void run_isolated(const struct pecs_impl *impl, const struct pecs_host_fa
 		r->raw = (enum pecs_status)w.status;
 		w.message[sizeof(w.message) - 1] = 0;
 		snprintf(r->message, sizeof(r->message), "%s", w.message);
+		w.file[sizeof(w.file) - 1] = 0;
+		snprintf(r->file, sizeof(r->file), "%s", w.file);
+		r->line = w.line;
 		memcpy(r->calls, w.calls, sizeof(r->calls));
 	} else {
 		r->raw = PECS_CRASH;

@@ -61,6 +61,11 @@ struct pecs_fact_sources {
 };
 void pecs_host_defaults_sourced(struct pecs_host_facts *facts, struct pecs_fact_sources *src);
 
+/* 1 with one line in line when impl answers the simplest open (a user-only task clock)
+ * with ENOSYS: the call itself is missing. 0 otherwise, whatever else it answers. */
+int pecs_probe_missing(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
+		       char *line, size_t len);
+
 /* ---- running one case ---- */
 
 struct pecs_result {
@@ -68,6 +73,8 @@ struct pecs_result {
 	enum pecs_status raw;    /* what running the case gave, after the feature rules */
 	enum pecs_status status; /* after the expectations file */
 	char message[1024];
+	char file[160]; /* where the case gave its verdict, from the top of pecs' tree; "" */
+	int line;
 	const char *expect_file; /* the expectations line that matched, if any */
 	int expect_line;
 	const char *expect_reason;
@@ -88,6 +95,10 @@ struct pecs_run_opts {
 void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *facts,
 		   const struct pecs_case *c, const struct pecs_run_opts *opts,
 		   struct pecs_result *r);
+
+/* file (a __FILE__) as a path from the top of pecs' tree into out: a build from another
+ * workspace compiles pecs' files as external/<name>/..., and "./" may lead. NULL gives "". */
+void pecs_source_path(const char *file, char *out, size_t len);
 
 /* Waits up to within_ms for the child pid to exit: 1 when reaped (*status set), 0 when it
  * has not exited yet, -errno when it cannot be waited for. */
@@ -168,6 +179,7 @@ struct pecs_report {
 	const struct pecs_expectations *expectations;
 	const struct pecs_result *results;
 	size_t count;
+	size_t planned; /* the cases selected: more than count while the run goes on */
 	const struct pecs_counts *counts;
 	int shard_index, shard_total;
 	const char *version;    /* pecs_suite_version of the runner */
@@ -184,6 +196,19 @@ int pecs_write_junit(const struct pecs_report *rep, const char *path);
 /* TAP version 13 (kselftest's dialect); path "-" is stdout. */
 int pecs_write_tap(const struct pecs_report *rep, const char *path);
 int pecs_write_tap_to(const struct pecs_report *rep, FILE *f);
+/* The pieces, for a run that writes TAP as it goes: the version line and the plan; one
+ * case as test n; the closing tests the plan counted (PECS_TAP_* bits: the expectations
+ * file's stale and bad lines, the gate of the run as a whole), ok or not ok, from test n+1
+ * on, then the summary comment. */
+#define PECS_TAP_STALE 1u
+#define PECS_TAP_BAD_LINES 2u
+#define PECS_TAP_GATE 4u
+void pecs_tap_head(FILE *f, const char *version, const char *impl, size_t plan);
+void pecs_tap_case(FILE *f, size_t n, const struct pecs_result *r);
+void pecs_tap_tail(FILE *f, size_t n, unsigned closing, const struct pecs_report *rep);
+/* The closing tests that fail in rep, as PECS_TAP_* bits; how many tests bits names. */
+unsigned pecs_tap_closing_failed(const struct pecs_report *rep);
+size_t pecs_tap_closing_count(unsigned closing);
 
 /* ---- the run as Bazel and the standalone binary both drive it ---- */
 
@@ -205,6 +230,11 @@ struct pecs_session {
 #define PECS_MAX_GATE_PROBLEMS 4
 	char problems[PECS_MAX_GATE_PROBLEMS][512];
 	size_t nproblems;
+	/* pecs_session_stream: TAP written as each case ends, the JSON rewritten after it. */
+	FILE *tap;
+	int tap_owned;         /* a file opened here, not stdout */
+	unsigned tap_closing;  /* the PECS_TAP_* tests its plan counted */
+	const char *json_progress;
 };
 
 /* The expectations file's directives against the run: fills s->problems. */
@@ -225,6 +255,20 @@ void pecs_session_free(struct pecs_session *s);
  * status file; returns the process exit status (0 when the run passes). */
 int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
 			const struct pecs_outputs *out);
+/* The report of results[0..n) of planned cases (n < planned: a run going on), with its
+ * counts, root cause and gate problems; rep points into s, results and counts. */
+void pecs_session_report(struct pecs_session *s, const struct pecs_result *results, size_t n,
+			 size_t planned, struct pecs_counts *counts, struct pecs_report *rep);
+/* Writes as the run goes (stream.c), so that a run that dies mid-way leaves the cases
+ * already done: the TAP version line and plan now (out->tap, "-" is stdout), each case's
+ * TAP line as pecs_session_case_done gives it, and out->json rewritten whole after each
+ * case (a complete file naming how many cases it lacks). -errno when the TAP file cannot
+ * be opened. pecs_session_finish then closes the TAP stream and writes the final JSON. */
+int pecs_session_stream(struct pecs_session *s, const struct pecs_outputs *out);
+void pecs_session_case_done(struct pecs_session *s, const struct pecs_result *results,
+			    size_t done);
+/* The TAP stream's closing tests and summary, and the file closed; -EIO on a write error. */
+int pecs_session_stream_end(struct pecs_session *s, const struct pecs_report *rep);
 /* Fills s->root_cause from the results' tallies; returns how many entry points it names. */
 int pecs_session_root_cause(struct pecs_session *s, const struct pecs_result *results,
 			    size_t n);

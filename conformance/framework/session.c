@@ -132,6 +132,8 @@ int pecs_session_init(struct pecs_session *s, const struct pecs_impl *impl,
 
 void pecs_session_free(struct pecs_session *s)
 {
+	if (s->tap && s->tap_owned)
+		fclose(s->tap);
 	pecs_expect_free(&s->expect);
 	free(s->selected);
 	memset(s, 0, sizeof(*s));
@@ -161,33 +163,45 @@ int pecs_session_root_cause(struct pecs_session *s, const struct pecs_result *re
 	return pecs_root_cause(s->calls, s->root_cause, sizeof(s->root_cause));
 }
 
-int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
-			const struct pecs_outputs *out)
+void pecs_session_report(struct pecs_session *s, const struct pecs_result *results, size_t n,
+			 size_t planned, struct pecs_counts *counts, struct pecs_report *rep)
 {
-	const char *json_path = out ? out->json : NULL, *junit_path = out ? out->junit : NULL;
-	const char *tap_path = out ? out->tap : NULL;
-	int tap_stdout = tap_path && strcmp(tap_path, "-") == 0;
 	pecs_session_root_cause(s, results, n);
-	struct pecs_counts counts;
-	memset(&counts, 0, sizeof(counts));
+	memset(counts, 0, sizeof(*counts));
 	for (size_t i = 0; i < n; i++)
-		pecs_counts_add(&counts, &results[i]);
-	/* Stale lines are a property of the file, so one shard reports them. */
+		pecs_counts_add(counts, &results[i]);
+	/* Stale lines are a property of the file, so one shard reports them; on stderr once,
+	 * at the end. */
 	if (s->shard_index == 0)
-		counts.stale = pecs_expect_stale(&s->expect, stderr);
+		counts->stale = pecs_expect_stale(&s->expect, n < planned ? NULL : stderr);
 	/* Every shard fails for them: each shard's gate applied the file without those lines. */
-	counts.bad_lines = s->expect.nerrors;
-	pecs_gate_directives(s, &counts);
-	counts.gate_problems = s->nproblems;
-	struct pecs_report rep = {
+	counts->bad_lines = s->expect.nerrors;
+	/* Part of the cases cannot judge the floor, as a filtered run cannot. */
+	int filtered = s->filtered;
+	s->filtered |= n < planned;
+	pecs_gate_directives(s, counts);
+	s->filtered = filtered;
+	counts->gate_problems = s->nproblems;
+	*rep = (struct pecs_report){
 		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,
-		.results = results, .count = n, .counts = &counts,
+		.results = results, .count = n, .planned = planned, .counts = counts,
 		.shard_index = s->shard_index, .shard_total = s->shard_total,
 		.version = s->version ? s->version : "unknown", .root_cause = s->root_cause,
 		.calls = s->calls, .sources = &s->sources,
 		.refusal = s->refusal, .problems = (const char (*)[512])s->problems,
 		.nproblems = s->nproblems,
 	};
+}
+
+int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, size_t n,
+			const struct pecs_outputs *out)
+{
+	const char *json_path = out ? out->json : NULL, *junit_path = out ? out->junit : NULL;
+	const char *tap_path = out ? out->tap : NULL;
+	int tap_stdout = tap_path && strcmp(tap_path, "-") == 0;
+	struct pecs_counts counts;
+	struct pecs_report rep;
+	pecs_session_report(s, results, n, n, &counts, &rep);
 	int lost_output = 0;
 	if (json_path && *json_path && pecs_write_json(&rep, json_path) < 0) {
 		fprintf(stderr, "pecs: cannot write %s\n", json_path);
@@ -197,7 +211,12 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		fprintf(stderr, "pecs: cannot write %s\n", junit_path);
 		lost_output = 1;
 	}
-	if (tap_path && *tap_path && pecs_write_tap(&rep, tap_path) < 0) {
+	if (s->tap) {
+		if (pecs_session_stream_end(s, &rep) < 0) {
+			fprintf(stderr, "pecs: cannot write %s\n", tap_path ? tap_path : "TAP");
+			lost_output = 1;
+		}
+	} else if (tap_path && *tap_path && pecs_write_tap(&rep, tap_path) < 0) {
 		fprintf(stderr, "pecs: cannot write %s\n", tap_path);
 		lost_output = 1;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "case_context.h"
+#include "runner.h"
 
 static void vverdict(struct pecs_t *t, enum pecs_status status, const char *file, int line,
 		     const char *fmt, va_list ap)
@@ -14,6 +15,8 @@ static void vverdict(struct pecs_t *t, enum pecs_status status, const char *file
 	if (t->status != PECS_PASS)
 		return; /* the first verdict explains the case; later ones are consequences */
 	t->status = status;
+	t->file = file;
+	t->line = line;
 	const char *base = strrchr(file, '/');
 	int n = snprintf(t->message, sizeof(t->message), "%s:%d: ", base ? base + 1 : file, line);
 	if (n < 0 || (size_t)n >= sizeof(t->message))
@@ -25,6 +28,20 @@ static void vverdict(struct pecs_t *t, enum pecs_status status, const char *file
 		snprintf(t->message + n, sizeof(t->message) - (size_t)n,
 			 "ENV_SKIP without a reason: say why the host cannot run the case");
 	}
+}
+
+void pecs_source_path(const char *file, char *out, size_t len)
+{
+	if (!file)
+		file = "";
+	if (strncmp(file, "external/", 9) == 0) {
+		const char *repo_end = strchr(file + 9, '/');
+		if (repo_end)
+			file = repo_end + 1;
+	}
+	while (strncmp(file, "./", 2) == 0)
+		file += 2;
+	snprintf(out, len, "%s", file);
 }
 
 void pecs_verdict(struct pecs_t *t, enum pecs_status status, const char *file, int line,

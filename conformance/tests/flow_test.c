@@ -52,6 +52,7 @@ static void open_three(struct pecs_t *t)
 	if (failed)
 		PECS_FAIL(t, "%d of 3 opens failed", failed);
 }
+static const int open_three_verdict_line = __LINE__ - 2;
 PECS_CASE("Flow.Open.A", "counting", "F-1") { open_three(t); }
 PECS_CASE("Flow.Open.B", "counting", "F-1") { open_three(t); }
 PECS_CASE("Flow.Open.C", "counting", "F-1") { open_three(t); }
@@ -154,9 +155,9 @@ static void test_outputs_carry_version_and_root_cause(void **st)
 	struct pecs_outputs out = {.json = json, .tap = tap};
 	assert_int_equal(pecs_session_finish(&s, res, s.nselected, &out), 1);
 	const char *t = slurp(tap);
-	assert_non_null(strstr(t, "TAP version 13\n# pecs suite 0123abcd against fake\n"));
-	assert_non_null(strstr(t, "# root cause: open answered every call (12 in 4 cases) "
-				  "with -ENOSYS\n1..5\n"));
+	assert_non_null(strstr(t, "TAP version 13\n1..5\n# pecs suite 0123abcd against fake\n"));
+	assert_non_null(strstr(t, "\n# root cause: open answered every call (12 in 4 cases) "
+				  "with -ENOSYS\n"));
 	assert_non_null(strstr(t, "\nok 1 Flow.Open.A # XFAIL XFAIL: no perf_event_open here\n"));
 	assert_non_null(strstr(t, "\nnot ok 2 Flow.Open.B\n# FAIL: "));
 	assert_non_null(strstr(t, "\nok 5 Flow.Skip # SKIP UNSUPPORTED: fake does not claim"));
@@ -165,10 +166,92 @@ static void test_outputs_carry_version_and_root_cause(void **st)
 	assert_non_null(strstr(j, "\"root_cause\": \"open answered every call"));
 	assert_non_null(strstr(j, "\"open\": {\"calls\": 12, \"ok\": 0, \"cases\": 4, "
 				  "\"errno\": \"ENOSYS\", \"mixed\": false}"));
+	/* Where each failure was found, from the top of the tree, for the report's links. */
+	char where[128];
+	snprintf(where, sizeof(where), "\"file\": \"conformance/tests/flow_test.c\", "
+		 "\"line\": %d", open_three_verdict_line);
+	assert_non_null(strstr(j, where));
+	assert_null(strstr(j, "\"incomplete\""));
 	pecs_session_free(&s);
 	unlink(exp);
 	unlink(tap);
 	unlink(json);
+}
+
+static char *write_tmp(const char *text);
+
+/* What a run that dies after its second case leaves: TAP with the version line, the plan
+ * and two cases in order, and a complete JSON file of those two that says it is short. */
+static void test_a_run_cut_short_leaves_what_it_did(void **st)
+{
+	(void)st;
+	char tap[] = "/tmp/pecs-flow-tap-XXXXXX", json[] = "/tmp/pecs-flow-json-XXXXXX";
+	int fds[] = {mkstemp(tap), mkstemp(json)};
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	close(fds[0]);
+	close(fds[1]);
+	struct pecs_session s;
+	char *p = write_tmp("@floor 5 # all\n");
+	assert_int_equal(pecs_session_init(&s, &fake, p, NULL), 0);
+	s.version = "0123abcd";
+	struct pecs_outputs out = {.json = json, .tap = tap};
+	assert_int_equal(pecs_session_stream(&s, &out), 0);
+	/* The head is out before any case has run. */
+	assert_string_equal(slurp(tap), "TAP version 13\n1..6\n# pecs suite 0123abcd against fake\n");
+	struct pecs_result res[8];
+	struct pecs_run_opts o = {.size = sizeof(o)};
+	open_err = ENOSYS;
+	for (size_t i = 0; i < 2; i++) {
+		pecs_run_case(&fake, &s.facts, s.selected[i], &o, &res[i]);
+		pecs_expect_apply(&s.expect, &res[i]);
+		pecs_session_case_done(&s, res, i + 1);
+	}
+	open_err = 0;
+	const char *t = slurp(tap);
+	assert_non_null(strstr(t, "\nnot ok 1 Flow.Open.A\n# FAIL: flow_test.c:"));
+	assert_non_null(strstr(t, "\nnot ok 2 Flow.Open.B\n"));
+	assert_null(strstr(t, "ok 3"));
+	const char *j = slurp(json);
+	assert_non_null(strstr(j, "\"incomplete\": {\"done\": 2, \"selected\": 5}"));
+	assert_non_null(strstr(j, "\"id\": \"Flow.Open.B\""));
+	assert_null(strstr(j, "Flow.Open.C"));
+	assert_non_null(strstr(j, "\"failed\": 2,"));
+	assert_non_null(strstr(j, "\n}\n")); /* whole: the closing brace is there */
+	/* Part of the run cannot judge the floor. */
+	assert_null(strstr(j, "below the floor"));
+	/* Had it gone on: the closing test the plan counted, after the cases. */
+	for (size_t i = 2; i < s.nselected; i++) {
+		pecs_run_case(&fake, &s.facts, s.selected[i], &o, &res[i]);
+		pecs_expect_apply(&s.expect, &res[i]);
+		pecs_session_case_done(&s, res, i + 1);
+	}
+	assert_int_equal(pecs_session_finish(&s, res, s.nselected, &out), 1);
+	t = slurp(tap);
+	assert_non_null(strstr(t, "\nok 5 Flow.Skip # SKIP UNSUPPORTED"));
+	assert_non_null(strstr(t, "\nnot ok 6 Gate.RunAsAWhole\n# 2 passed, below the floor"));
+	assert_null(strstr(slurp(json), "\"incomplete\""));
+	pecs_session_free(&s);
+	unlink(p);
+	unlink(tap);
+	unlink(json);
+}
+
+/* The startup probe names a missing call in one line, and only that. */
+static void test_the_probe_names_a_missing_call(void **st)
+{
+	(void)st;
+	struct pecs_host_facts facts;
+	pecs_host_defaults(&facts);
+	char line[300] = "";
+	open_err = ENOSYS;
+	assert_int_equal(pecs_probe_missing(&fake, &facts, line, sizeof(line)), 1);
+	assert_string_equal(line, "perf_event_open is missing: fake answered the startup probe "
+				  "(a user-only task clock) with ENOSYS, so every case that opens "
+				  "an event fails with it");
+	open_err = EACCES;
+	assert_int_equal(pecs_probe_missing(&fake, &facts, line, sizeof(line)), 0);
+	open_err = 0;
+	assert_int_equal(pecs_probe_missing(&fake, &facts, line, sizeof(line)), 0);
 }
 
 static void test_output_paths_are_checked_without_leaving_files(void **st)
@@ -389,6 +472,8 @@ int main(void)
 		cmocka_unit_test(test_root_cause_through_isolation),
 		cmocka_unit_test(test_outputs_carry_version_and_root_cause),
 		cmocka_unit_test(test_output_paths_are_checked_without_leaving_files),
+		cmocka_unit_test(test_a_run_cut_short_leaves_what_it_did),
+		cmocka_unit_test(test_the_probe_names_a_missing_call),
 		cmocka_unit_test(test_directives_gate_the_run_as_a_whole),
 		cmocka_unit_test(test_directive_lines_are_checked),
 		cmocka_unit_test(test_glob_classes_are_not_conditions),

@@ -25,6 +25,9 @@ class CaseResult:
     behaviours: list[str] = field(default_factory=list)
     expectation: Expectation | None = None
     duration_ms: float | None = None
+    # Where the case gave its verdict, from the top of pecs' tree ("" and 0: not known).
+    file: str = ""
+    line: int = 0
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CaseResult":
@@ -35,4 +38,5 @@ class CaseResult:
                    behaviours=list(d.get("behaviours", [])),
                    expectation=Expectation(exp["file"], exp["line"], exp["reason"])
                    if exp else None,
-                   duration_ms=d.get("duration_ms"))
+                   duration_ms=d.get("duration_ms"),
+                   file=str(d.get("file") or ""), line=int(d.get("line") or 0))

@@ -21,6 +21,7 @@ examples:
   python3 -m pecs_harness run                       # ref, kernel (root, unprivileged), example
   python3 -m pecs_harness run --impl plugin:mine=./libmine.so --filter 'Required.Read.*'
   python3 -m pecs_harness report out/               # re-render from the results in out/
+  python3 -m pecs_harness report --baseline old/summary.json out/   # and what changed since
   python3 -m pecs_harness diff before.json after.json  # regressions, fixes, XFAILs moved
   python3 -m pecs_harness expectations out/mine.json --write conformance/expectations/mine.txt
   python3 -m pecs_harness report --out out import:starnix=from-starnix.json
@@ -140,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("inputs", nargs="*", metavar="DIR|[LABEL=]FILE|import:SPEC",
                      help="results files (pecs-results-1) or directories of them "
                           "(default: the --out directory)")
+    rep.add_argument("--baseline", metavar="OLD",
+                     help="an earlier run's summary.json: the report shows what changed since")
     _file_commands(sub)
     cc = sub.add_parser("crosscheck", help="replay captured vectors against this kernel")
     cc.add_argument("--root", default=ROOT)
@@ -411,7 +414,13 @@ def _finish(args: argparse.Namespace, runs: list[results_mod.Run], all_ids: set[
     summary = model.build(runs, catalogue, os.path.relpath(path, args.root)
                           if path.startswith(args.root) else path, root=os.path.abspath(args.root),
                           suite_version=version_mod.checkout_version(args.root))
-    write_reports(summary, args.out)
+    try:
+        baseline = report_html.load_baseline(args.baseline) if getattr(
+            args, "baseline", None) else None
+    except report_html.BaselineError as e:
+        print("pecs_harness: %s" % e, file=sys.stderr)
+        return 2
+    write_reports(summary, args.out, baseline, os.path.relpath(args.root, args.out))
     print_console(summary, args.out)
     return 0 if summary["ok"] else 1
 
@@ -431,7 +440,8 @@ def _counts_line(c: dict[str, int]) -> str:
     return ", ".join(parts) or "no cases"
 
 
-def write_reports(summary: model.Summary, out: str) -> None:
+def write_reports(summary: model.Summary, out: str, baseline: model.Summary | None = None,
+                  source_root: str = "..") -> None:
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1, sort_keys=False)
@@ -440,7 +450,7 @@ def write_reports(summary: model.Summary, out: str) -> None:
         f.write(report_md.render(summary))
         f.write(clients_report.report_section(out))  # ./pecs clients' results, when there
     with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
-        f.write(report_html.render(summary, clients_report.load(out)))
+        f.write(report_html.render(summary, clients_report.load(out), baseline, source_root))
     junit.write(summary, os.path.join(out, "junit.xml"))
 
 

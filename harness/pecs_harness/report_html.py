@@ -1,50 +1,27 @@
 """report.html: one self-contained page (inline CSS and JS, no network).
 
-The matrix has one row per behaviour area and one column per implementation; each cell
-carries its counts as data-* attributes (the tests read them back) and opens the list of
-its cases with their messages and behaviour ids. Below: the gating problems and the
-coverage view."""
+Its first screen is the verdicts: one compact row per implementation with its gate and
+counts, failures first; what ran, paths and versions sit behind a disclosure. Then what
+changed since an earlier run (report --baseline OLD), the gating problems, the matrix of
+behaviour areas by implementation (each cell counts its cases as data-* attributes, which
+the tests read back, and opens the results view filtered to it), the results view
+(report_view) and the coverage view."""
 import html
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from . import clients_report, report_versions
-from .statuses import COUNT_ORDER
+from . import clients_report, report_view, results
+from .report_assets import CSS, JS
+from .statuses import BAD, COUNT_ORDER
 
 LETTERS = [("passed", "pass"), ("failed", "fail"), ("xfail", "xfail"), ("xpass", "xpass"),
            ("unsupported", "unsup"), ("env_skipped", "env"), ("broken", "broken"),
            ("crashed", "crash")]
-
-CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-h1{margin:0 0 .2em}table{border-collapse:collapse;margin:.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top;text-align:left}
-th{background:#f3f3f3}td.num{text-align:right}
-td.cell a{display:block;color:inherit;text-decoration:none}
-.bad{background:#f8d0d0}.known{background:#fbe8c0}.good{background:#d4f0d4}.none{background:#eee;color:#777}
-.verdict-ok{color:#165d16;font-weight:bold}.verdict-fail{color:#a00;font-weight:bold}
-details.cases{margin:.3em 0;border:1px solid #ddd;padding:.3em .6em}
-details.cases:target{outline:2px solid #36c}
-.st-PASS{color:#165d16}.st-FAIL,.st-XPASS,.st-BROKEN,.st-CRASH{color:#a00;font-weight:bold}
-.st-XFAIL{color:#8a5a00}.st-UNSUPPORTED,.st-ENV_SKIP{color:#777}
-code{font-size:92%}.msg{white-space:pre-wrap;max-width:60em}
-"""
-
-JS = """
-document.addEventListener('click', function (e) {
-  var a = e.target.closest('a[data-open]');
-  if (!a) return;
-  var d = document.getElementById(a.getAttribute('data-open'));
-  if (d) { d.open = true; }
-});
-function openHash() {
-  var d = location.hash && document.getElementById(location.hash.slice(1));
-  if (d && d.tagName === 'DETAILS') d.open = true;
-}
-window.addEventListener('hashchange', openHash);
-openHash();
-"""
-
+# The verdict rows' column heads, for COUNT_ORDER.
+SHORT = dict(LETTERS + [("stale", "stale")])
+# A list of gating problems this long starts folded.
+FOLD_PROBLEMS = 12
 
 # privileged as the report writes it; the host facts may lack it.
 _YES_NO: dict[Any, str] = {True: "yes", False: "no"}
@@ -52,6 +29,23 @@ _YES_NO: dict[Any, str] = {True: "yes", False: "no"}
 
 # Appends one piece of the page.
 _Write = Callable[[str], None]
+
+
+class BaselineError(Exception):
+    pass
+
+
+def load_baseline(path: str) -> dict[str, Any]:
+    """An earlier run's summary.json, for report --baseline."""
+    try:
+        old = results.read_json(path, "the baseline")
+    except results.ResultsError as err:
+        raise BaselineError(str(err))
+    if not isinstance(old, dict) or old.get("format") != "pecs-summary-1" or \
+            not isinstance(old.get("cases"), dict):
+        raise BaselineError("%s: not the summary.json (pecs-summary-1) of an earlier report"
+                            % path)
+    return old
 
 
 def e(text: object) -> str:
@@ -73,29 +67,26 @@ def cell_text(c: dict[str, int]) -> str:
     return " · ".join(parts) if parts else "–"
 
 
-def _behaviour_link(b: str, rows: dict[str, dict[str, Any]]) -> str:
-    title = rows.get(b, {}).get("behaviour", "not in the catalogue")
-    return '<a href="#b-%s" title="%s"><code>%s</code></a>' % (e(b), e(title), e(b))
-
-
-def render(s: dict[str, Any], clients: dict[str, Any] | None = None) -> str:
-    """The page; clients is OUT/clients.json (./pecs clients) when it ran, for its section."""
-    labels = [i["label"] for i in s["implementations"]]
+def render(s: dict[str, Any], clients: dict[str, Any] | None = None,
+           baseline: dict[str, Any] | None = None, source_root: str = "..") -> str:
+    """The page; clients is OUT/clients.json (./pecs clients) when it ran, for its section;
+    baseline an earlier summary.json to compare with; source_root the checkout's top as a
+    path from the page's folder, for the links to source lines."""
     o: list[str] = []
     w = o.append
     w("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>")
     w("<title>pecs conformance report</title><style>%s</style></head><body>" % CSS)
-    w("<h1>pecs conformance report</h1>")
-    w('<p id=suite-versions>Suite %s (checkout); runners: %s.</p>' % (
-        e(s.get("suite_version", "unknown")), e(", ".join(
-            "%s %s" % (i["label"], i.get("suite_version", "unknown"))
-            for i in s["implementations"]))))
-    w('<p>Generated %s. Verdict: <span id=verdict class="%s">%s</span></p>' % (
-        e(s["generated"]), "verdict-ok" if s["ok"] else "verdict-fail",
-        "PASS" if s["ok"] else "FAIL"))
-    _implementations(s, w)
-    ids = _matrix(s, labels, w)
-    _case_lists(s, labels, ids, w)
+    w('<div class=head><h1>pecs conformance report</h1><span>verdict: <b id=verdict class="%s">'
+      '%s</b></span><span>generated %s</span><span>suite %s</span></div>' % (
+          "verdict-ok" if s["ok"] else "verdict-fail", "PASS" if s["ok"] else "FAIL",
+          e(s["generated"]), e(s.get("suite_version", "unknown"))))
+    _verdicts(s, w)
+    _what_ran(s, w)
+    if baseline is not None:
+        _changes(s, baseline, w)
+    _problems(s, w)
+    _matrix(s, [i["label"] for i in s["implementations"]], w)
+    w(report_view.render(s, baseline, source_root))
     _coverage(s["coverage"], w)
     section = clients_report.html_section(clients)
     if section:
@@ -104,93 +95,105 @@ def render(s: dict[str, Any], clients: dict[str, Any] | None = None) -> str:
     return "\n".join(o) + "\n"
 
 
-def _root_causes(s: dict[str, Any], w: _Write) -> None:
-    """First the one fact behind many failures, where a run has one."""
-    causes = [(i["label"], i["root_cause"]) for i in s["implementations"] if i.get("root_cause")]
-    if causes:
-        w("<h2>Root causes</h2><ul id=root-causes>")
-        for label, cause in causes:
-            w("<li><b>%s</b>: %s" % (e(label), e(cause)))
-        w("</ul>")
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _verdicts(s: dict[str, Any], w: _Write) -> None:
+    """One row per implementation, the ones whose gate failed first."""
+    impls = sorted(s["implementations"], key=lambda i: bool(i["ok"]))
+    w("<table id=verdicts><tr><th>gate<th>implementation" +
+      "".join("<th>%s" % SHORT[k] for k in COUNT_ORDER) + "<th>root cause, or first problem</tr>")
+    for i in impls:
+        c, label = i["counts"], i["label"]
+        why = i.get("root_cause") or (i["problems"][0] if i["problems"] else "")
+        w('<tr id="v-%s" data-impl="%s" data-ok="%s"><td class="%s">%s<td><a href="#%s">%s</a>'
+          % (e(label), e(label), "yes" if i["ok"] else "no", "good" if i["ok"] else "bad",
+             "ok" if i["ok"] else "FAIL", e("impl-" + label) if i["problems"] else
+             e("q=" + urllib.parse.quote("impl:" + label)), e(label)))
+        w("".join('<td class="num%s" data-count="%s">%d' % ("" if c[k] else " zero", k, c[k])
+                  for k in COUNT_ORDER))
+        w('<td class=cause title="%s">%s</tr>' % (e(why), e(_clip(why, 150))))
+    w("</table>")
+
+
+def _what_ran(s: dict[str, Any], w: _Write) -> None:
+    """What ran where, behind a disclosure: paths and versions the verdict does not need."""
+    w("<details id=run-details><summary>What ran: commands, kernels, expectations files, "
+      "suite versions, assumed host facts</summary>")
+    w('<p id=suite-versions>Suite %s (checkout); runners: %s.</p>' % (
+        e(s.get("suite_version", "unknown")), e(", ".join(
+            "%s %s" % (i["label"], i.get("suite_version", "unknown"))
+            for i in s["implementations"]))))
+    w("<table id=implementations><tr><th>implementation<th>what ran<th>kernel<th>privileged"
+      "<th>expectations</tr>")
+    for i in s["implementations"]:
+        h = i["host"] or {}
+        w('<tr data-impl="%s"><td>%s<td><code>%s</code><td>%s<td>%s<td>%s</tr>' % (
+            e(i["label"]), e(i["label"]), e(i["source"]), e(h.get("kernel_release", "–")),
+            _YES_NO.get(h.get("privileged"), "–"), e(i["expectations"] or "–")))
+    w("</table>")
     assumed = [(i["label"], a) for i in s["implementations"] for a in i.get("assumed", [])]
     if assumed:
-        w("<h2>Assumed host facts</h2><ul id=assumed-facts>")
+        w("<p>Assumed host facts:</p><ul id=assumed-facts>")
         for label, a in assumed:
             w("<li><b>%s</b>: %s" % (e(label), e(a)))
         w("</ul>")
+    w("</details>")
 
 
-def _implementations(s: dict[str, Any], w: _Write) -> None:
-    """The table of implementations and the gating problems."""
-    _root_causes(s, w)
-    w("<h2>Implementations</h2><table id=implementations><tr><th>implementation<th>what ran"
-      "<th>kernel<th>privileged<th>expectations" +
-      "".join("<th>%s" % k for k in COUNT_ORDER) + "<th>gate</tr>")
-    for i in s["implementations"]:
-        h = i["host"] or {}
-        w('<tr data-impl="%s"><td>%s<td>%s<td>%s<td>%s<td>%s' % (
-            e(i["label"]), e(i["label"]), e(i["source"]), e(h.get("kernel_release", "–")),
-            _YES_NO.get(h.get("privileged"), "–"),
-            e(i["expectations"] or "–")))
-        w("".join('<td class=num data-count="%s">%d' % (k, i["counts"][k]) for k in COUNT_ORDER))
-        w('<td class="%s">%s</tr>' % ("good" if i["ok"] else "bad", "ok" if i["ok"] else "FAIL"))
-    w("</table>")
-
-    problems = [(i["label"], p) for i in s["implementations"] for p in i["problems"]]
-    if problems:
-        w("<h2>Gating problems</h2><ul id=problems>")
-        for label, p in problems:
-            w("<li><b>%s</b>: %s" % (e(label), e(p)))
-        w("</ul>")
+def _changes(s: dict[str, Any], old: dict[str, Any], w: _Write) -> None:
+    """What changed since the earlier run, the new failures first."""
+    ch = report_view.changes(s, old)
+    worse = sum(1 for _, _, was, now in ch if now in BAD and was not in BAD)
+    better = sum(1 for _, _, was, now in ch if was in BAD and now not in BAD)
+    w('<h2>Since the earlier run</h2><p id=changes-summary data-changed=%d data-worse=%d '
+      'data-better=%d>%d status(es) changed since the run of %s: %d now fail, %d no longer '
+      'do. <a href="#q=&amp;diff=1&amp;base=%%40earlier">Show them in the results</a>.</p>' % (
+          len(ch), worse, better, len(ch), e(old.get("generated", "?")), worse, better))
+    if ch:
+        w("<details id=changes-list%s><summary>the %d change(s)</summary>" % (
+            "" if len(ch) > FOLD_PROBLEMS else " open", len(ch)))
+        w("<table id=changes><tr><th>case<th>implementation<th>was<th>now</tr>")
+        for cid, label, was, now in ch:
+            w('<tr data-case="%s" data-impl="%s"><td><a href="#%s"><code>%s</code></a><td>%s'
+              '<td class="st-%s">%s<td class="st-%s">%s</tr>' % (
+                  e(cid), e(label), e(report_view.case_anchor(cid)), e(cid), e(label),
+                  e(was), e(was), e(now), e(now)))
+        w("</table></details>")
 
 
-def _matrix(s: dict[str, Any], labels: list[str], w: _Write) -> dict[tuple[str, str], str]:
-    """The areas by implementations; returns the id of each cell's case list."""
-    w("<h2>Behaviour areas</h2><p>Each cell counts its cases; click it for the list.</p>")
+def _problems(s: dict[str, Any], w: _Write) -> None:
+    """Each implementation's gating problems; a long list starts folded."""
+    impls = [i for i in s["implementations"] if i["problems"]]
+    if not impls:
+        return
+    w("<h2>Gating problems</h2><div id=problems>")
+    for i in impls:
+        n = len(i["problems"])
+        w('<details class=problems id="impl-%s"%s><summary><b>%s</b>: %d gating problem(s)'
+          '</summary><ul>' % (e(i["label"]), "" if n > FOLD_PROBLEMS else " open",
+                             e(i["label"]), n))
+        for p in i["problems"]:
+            w("<li>%s" % report_view.link_bugs(p))
+        w("</ul></details>")
+    w("</div>")
+
+
+def _matrix(s: dict[str, Any], labels: list[str], w: _Write) -> None:
+    """The areas by implementations; each cell opens the results view filtered to it."""
+    w("<h2>Behaviour areas</h2><p>Each cell counts its cases; click it for them.</p>")
     w("<table id=matrix><tr><th>area" + "".join("<th>%s" % e(l) for l in labels) + "</tr>")
-    ids: dict[tuple[str, str], str] = {}
-    for ai, (area, cells) in enumerate(s["areas"].items()):
+    for area, cells in s["areas"].items():
         w("<tr><th>%s" % e(area))
-        for li, label in enumerate(labels):
+        for label in labels:
             c = cells[label]["counts"]
-            ident = "cell-%d-%d" % (ai, li)
-            ids[(area, label)] = ident
             attrs = " ".join('data-%s="%d"' % (k.replace("_", "-"), c[k]) for k, _ in LETTERS)
-            w('<td class="cell %s" data-area="%s" data-impl="%s" %s><a href="#%s" data-open="%s">%s</a>'
-              % (cell_class(c), e(area), e(label), attrs, ident, ident, e(cell_text(c))))
+            query = "q=" + urllib.parse.quote("area:%s impl:%s" % (area, label))
+            w('<td class="cell %s" data-area="%s" data-impl="%s" %s><a href="#%s">%s</a>'
+              % (cell_class(c), e(area), e(label), attrs, e(query), e(cell_text(c))))
         w("</tr>")
     w("</table>")
-    return ids
-
-
-def _case_lists(s: dict[str, Any], labels: list[str], ids: dict[tuple[str, str], str],
-                w: _Write) -> None:
-    """Each cell's cases, opened from the matrix."""
-    brows = {r["id"]: r for r in s["coverage"]["behaviours"]}
-    w("<h2>Cases by area and implementation</h2>")
-    for area, cells in s["areas"].items():
-        for label in labels:
-            case_ids = cells[label]["cases"]
-            if not case_ids:
-                continue
-            w('<details class=cases id="%s" data-area="%s" data-impl="%s"><summary>%s — %s: %s</summary>'
-              % (ids[(area, label)], e(area), e(label), e(area), e(label),
-                 e(cell_text(cells[label]["counts"]))))
-            w("<table><tr><th>case<th>status<th>message<th>behaviours</tr>")
-            for cid in case_ids:
-                c = s["cases"][cid]
-                r = c["results"][label]
-                msg = r["message"]
-                if r["expectation"]:
-                    x = r["expectation"]
-                    msg = (msg + "\n" if msg else "") + "expected (%s:%s): %s" % (
-                        x["file"], x["line"], x["reason"])
-                w('<tr class=case data-case="%s" data-status="%s"><td><code>%s</code>'
-                  '<td class="st-%s">%s<td class=msg>%s<td>%s</tr>' % (
-                      e(cid), e(r["status"]), e(cid), e(r["status"]),
-                      e(report_versions.label(r)), e(msg),
-                      " ".join(_behaviour_link(b, brows) for b in c["behaviours"])))
-            w("</table></details>")
 
 
 def _coverage(cov: dict[str, Any], w: _Write) -> None:

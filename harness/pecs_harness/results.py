@@ -29,14 +29,19 @@ class ResultsError(Exception):
     pass
 
 
-def load(path: str) -> ResultsData:
+def read_json(path: str, what: str, hint: str = "") -> Any:
+    """A JSON file the harness reads (what: "results"), or ResultsError saying why not."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except OSError as e:
-        raise ResultsError("%s: cannot read results: %s" % (path, e.strerror))
+        raise ResultsError("%s: cannot read %s: %s" % (path, what, e.strerror))
     except ValueError as e:
-        raise ResultsError("%s: not JSON (%s): was the run cut short?" % (path, e))
+        raise ResultsError("%s: not JSON (%s)%s" % (path, e, hint))
+
+
+def load(path: str) -> ResultsData:
+    data = read_json(path, "results", ": was the run cut short?")
     check(data, path)
     return data
 
@@ -126,7 +131,7 @@ class Run:
     @property
     def ok(self) -> bool:
         return (self.error is None and not self.expectation_errors and not self.gate_problems
-                and counts_ok(self.counts))
+                and counts_ok(self.counts) and not (self.data or {}).get("incomplete"))
 
     @property
     def assumed(self) -> list[str]:
@@ -207,6 +212,11 @@ class Run:
         self.problems = []
         if self.error:
             self.problems.append(self.error)
+        short = self.data.get("incomplete") if self.data else None
+        if short:
+            self.problems.append("the run stopped after %d of %d cases (the runner died or was "
+                                 "killed): the results hold only those" % (
+                                     short["done"], short["selected"]))
         self.problems.extend("expectations: " + e for e in self.expectation_errors)
         self.problems.extend("gate: " + p for p in self.gate_problems)
         for r in self.results:
@@ -241,4 +251,8 @@ class Run:
             "ok": self.ok,
             "error": self.error,
             "problems": self.problems,
+            # Where each case that gave a verdict gave it: the report links its message
+            # to that line of the source.
+            "locations": {r.id: {"file": r.file, "line": r.line}
+                          for r in self.results if r.file},
         }
