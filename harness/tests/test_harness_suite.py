@@ -109,13 +109,19 @@ def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(f
 @needs_suite
 def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
     """Linux is the oracle: where the engine and the kernel both run a case, the engine's
-    raw verdict is the kernel's (cases only one side supports are UNSUPPORTED there)."""
+    raw verdict is the kernel's (cases only one side supports are UNSUPPORTED there),
+    but for the engine's known failures, each a line of conformance/expectations/ref.txt
+    with its reason (what user space cannot do), which the kernel passes."""
     _, _, summary = full
-    both = 0
+    both = known = 0
     for cid, case in summary["cases"].items():
         ref, sys_ = case["results"].get("ref"), case["results"].get("syscall")
         if not ref or not sys_ or "UNSUPPORTED" in (ref["raw_status"], sys_["raw_status"]):
             continue
         both += 1
+        if ref["status"] == "XFAIL" and ref.get("expectation") and sys_["raw_status"] == "PASS":
+            known += 1
+            continue
         assert ref["raw_status"] == sys_["raw_status"], (cid, ref, sys_)
     assert both > 100
+    assert known <= 10, "%d of the engine's failures are only listed, not fixed" % known
