@@ -190,9 +190,9 @@ PECS_CASE("Required.Open.Order.LateFailureSpendsAnId", "counting", "OPEN-ID-SPEN
 		bad.sample_period = 1ull << 63; /* refused by perf_event_open: before it */
 		PECS_CHECK_ERR(t, pecs_open(t, &bad, 0, -1, -1, 0), EINVAL);
 		f3 = PECS_OPEN(t, &ok, 0, -1, -1, 0);
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f1, &i1));
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f2, &i2));
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f3, &i3));
+		PECS_CHECK_OK(t, pecs_event_id(t, f1, &i1));
+		PECS_CHECK_OK(t, pecs_event_id(t, f2, &i2));
+		PECS_CHECK_OK(t, pecs_event_id(t, f3, &i3));
 		PECS_CHECK(t, i1 < i2 && i2 < i3, "ids %llu, %llu, %llu not increasing",
 			   (unsigned long long)i1, (unsigned long long)i2, (unsigned long long)i3);
 		if (i2 - i1 < min_late)

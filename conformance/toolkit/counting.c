@@ -43,12 +43,6 @@ struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *l
 	return &big.attr;
 }
 
-int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id)
-{
-	*id = 0;
-	return pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)id);
-}
-
 int pecs_cnt_open_group(struct pecs_t *t, uint64_t rf, uint32_t nr, int *fds, uint64_t *ids)
 {
 	struct pecs_attr attr;
@@ -63,7 +57,7 @@ int pecs_cnt_open_group(struct pecs_t *t, uint64_t rf, uint32_t nr, int *fds, ui
 		if (fds[i] < 0)
 			return fds[i];
 		if (ids) {
-			err = pecs_cnt_id(t, fds[i], &ids[i]);
+			err = pecs_event_id(t, fds[i], &ids[i]);
 			if (err < 0)
 				return err;
 		}

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/event.h" /* the counting cases ask their events' ids */
 #include "pecs/vectors.h"
 
 /* The groups built here are small; layouts are checked for up to this many members. */
@@ -30,9 +31,6 @@ uint64_t pecs_cnt_format_16k(struct pecs_t *t, uint32_t *fit);
  * page plus 8, for attrs larger than struct pecs_attr. NULL when the host's page is
  * larger than the buffer. The buffer is static: one at a time. */
 struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len);
-
-/* PERF_EVENT_IOC_ID into *id. */
-int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id);
 
 /* A group of nr TASK_CLOCK events with read_format rf, leader first in fds[0]. The leader
  * is opened disabled and the members enabled, so the whole group starts with one

@@ -320,23 +320,3 @@ int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
 	}
 	return nr_ids ? -EBADMSG : 0;
 }
-
-/* ---- event helpers -------------------------------------------------------------- */
-
-int pecs_event_id(struct pecs_t *t, int fd, uint64_t *id)
-{
-	return pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)id);
-}
-
-int pecs_event_value(struct pecs_t *t, int fd, uint64_t *value)
-{
-	uint64_t buf[PECS_READ_SIZE_MAX / 8];
-	ssize_t n = pecs_read(t, fd, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	if (n < 8)
-		return -EBADMSG;
-	*value = buf[0];
-	return 0;
-}

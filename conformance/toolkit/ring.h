@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/event.h" /* the ring cases open samplers and ask their ids */
 
 struct pecs_ring {
 	struct pecs_mmap_page *meta;
@@ -121,12 +122,5 @@ int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t
  * 0, or -EBADMSG when the record is none of that. */
 int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
 		      unsigned int nr_ids, uint64_t *total);
-
-/* ---- event helpers the ring cases share ------------------------------------------ */
-
-/* PERF_EVENT_IOC_ID into *id. 0 or -errno. */
-int pecs_event_id(struct pecs_t *t, int fd, uint64_t *id);
-/* The first u64 a read() returns (the value of a non-group read_format). */
-int pecs_event_value(struct pecs_t *t, int fd, uint64_t *value);
 
 #endif /* PECS_TOOLKIT_RING_H */
