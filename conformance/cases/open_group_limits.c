@@ -65,16 +65,13 @@ static int full_group(struct pecs_t *t)
 		setrlimit(RLIMIT_NOFILE, &lim);
 	}
 	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
-	leader = pecs_open(t, &attr, 0, -1, -1, 0);
-	if (leader < 0)
-		PECS_FAIL(t, "leader: %s", pecs_retname(leader));
+	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	for (uint32_t n = 1; n < fit; n++) {
 		ret = pecs_open(t, &attr, 0, -1, leader, 0);
 		if (ret == -EMFILE || ret == -ENFILE)
 			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
 				      n + 1, fit + 16);
-		if (ret < 0)
-			PECS_FAIL(t, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
+		PECS_CHECK_OK(t, ret, "event %u of %u", n + 1, fit);
 	}
 	return leader;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/safe.h"
 
 /* Above the kernel's PID_MAX_LIMIT (4M): no task can have it. */
 #define NO_SUCH_PID 0x3fffffff
@@ -149,9 +150,7 @@ PECS_CASE("Required.Open.Order.EarlierCheckWins", "", "OPEN-ORDER")
 		order_row_check(t, &order_rows[i]);
 
 	/* the PMU lookup before the cgroup fd, and the cgroup fd before the callchain depth */
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0)
-		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
+	devnull = PECS_SAFE_SYS(t, open("/dev/null", O_RDONLY | O_CLOEXEC));
 	pecs_attr_counting(t, &a, 0);
 	a.type = NO_SUCH_TYPE;
 	int r = pecs_open(t, &a, devnull, 0, -1, PECS_FLAG_PID_CGROUP);

@@ -7,25 +7,26 @@
 #include <sys/resource.h>
 #include <time.h>
 
-uint64_t pecs_ring_pages_past_mlock(struct pecs_t *t, uint64_t max_pages, uint64_t *allowed)
+uint64_t pecs_ring_pages_past_mlock_at(struct pecs_t *t, const char *file, int line,
+				       uint64_t max_pages, uint64_t *allowed)
 {
 	const struct pecs_host_facts *h = pecs_host(t);
 	uint64_t pages = 1;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
+		pecs_end(t, PECS_ENV_SKIP, file, line, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
 	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
-		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
-			    h->page_size);
+		pecs_end(t, PECS_BROKEN, file, line, "host facts: mlock_kb %d, %d cpus, page %ld",
+			 h->mlock_kb, h->ncpus, h->page_size);
 	*allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
 		   rl.rlim_cur / (uint64_t)h->page_size;
 	/* the user page is charged too: data pages + 1 must be past the limits */
 	while (pages + 1 <= *allowed)
 		pages *= 2;
 	if (pages > max_pages)
-		PECS_ENV_SKIP(t, "the limits allow %llu pages: a ring past them is too large to "
-			      "map here", (unsigned long long)*allowed);
+		pecs_end(t, PECS_ENV_SKIP, file, line, "the limits allow %llu pages: a ring past "
+			 "them is too large to map here", (unsigned long long)*allowed);
 	return pages;
 }
 

@@ -34,10 +34,13 @@ int pecs_ring_map(struct pecs_t *t, int fd, unsigned int data_pages, int prot,
 
 /* The data pages (a power of two) of the smallest ring that the locked-memory limits do
  * not cover: perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK, as an unprivileged mmap is
- * charged. *allowed gets what the limits allow. Ends the case as ENV_SKIP when
- * RLIMIT_MEMLOCK is unlimited or that ring would be over max_pages, and as BROKEN when the
- * host facts cannot size it. */
-uint64_t pecs_ring_pages_past_mlock(struct pecs_t *t, uint64_t max_pages, uint64_t *allowed);
+ * charged. *allowed gets what the limits allow. Ends the case, at the caller's line, as
+ * ENV_SKIP when RLIMIT_MEMLOCK is unlimited or that ring would be over max_pages, and as
+ * BROKEN when the host facts cannot size it. */
+#define pecs_ring_pages_past_mlock(t, max_pages, allowed) \
+	pecs_ring_pages_past_mlock_at((t), __FILE__, __LINE__, (max_pages), (allowed))
+uint64_t pecs_ring_pages_past_mlock_at(struct pecs_t *t, const char *file, int line,
+				       uint64_t max_pages, uint64_t *allowed);
 
 /* data_head, loaded with acquire so the record bytes before it are visible. */
 uint64_t pecs_ring_head(const struct pecs_ring *r);
