@@ -123,7 +123,8 @@ PECS_CASE("Required.Ioctl.PauseOutput.LostMatchesReadLost",
 	const struct pecs_record_header *rec;
 	struct pecs_ring r;
 	uint64_t id, lost_id, lost, v[3]; /* value, id, lost */
-	int fd = PECS_SAMPLER(t, .sample_type = ST, .read_format = PECS_FORMAT_ID | PECS_FORMAT_LOST);
+	int fd = PECS_SAMPLER(t, .sample_type = ST,
+			      .read_format = PECS_FORMAT_ID | PECS_FORMAT_LOST);
 
 	pause_and_resume(t, fd, &r, &id, &rec);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);

@@ -22,7 +22,8 @@ static size_t pages(struct pecs_t *t, size_t n)
 PECS_CASE("Required.Mmap.Inherit.AnyCpuEinval", "mmap", "MMAP-INHERIT-CPU-ANY-EINVAL")
 {
 	int any = SAMPLER(t, .attr_flags = PECS_ATTR_INHERIT);
-	int one = SAMPLER(t, .attr_flags = PECS_ATTR_INHERIT, .flags = PECS_SAMPLER_ON_CPU, .cpu = 0);
+	int one = SAMPLER(t, .attr_flags = PECS_ATTR_INHERIT,
+			  .flags = PECS_SAMPLER_ON_CPU, .cpu = 0);
 	void *m;
 
 	PECS_CHECK_ERR(t, pecs_mmap(t, any, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),

@@ -293,7 +293,8 @@ PECS_CASE("Required.Record.Sample.GroupMemberCarriesOwnId",
 
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	leader = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	member = PECS_SAMPLER(t, .sample_type = w.st, .flags = PECS_SAMPLER_IN_GROUP, .group_fd = leader);
+	member = PECS_SAMPLER(t, .sample_type = w.st,
+			      .flags = PECS_SAMPLER_IN_GROUP, .group_fd = leader);
 	PECS_CHECK_OK(t, pecs_event_id(t, leader, &leader_id));
 	PECS_CHECK_OK(t, pecs_event_id(t, member, &w.ids[0]));
 	PECS_CHECK(t, leader_id != w.ids[0], "leader and member share an id");

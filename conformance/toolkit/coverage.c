@@ -18,8 +18,8 @@ void pecs_cover_combinations_at(struct pecs_t *t, const char *file, int line, co
 		}
 		if (found != 1)
 			pecs_end(t, PECS_BROKEN, file, line,
-				 "%s has %zu rows for 0x%llx, not 1: a bit below 0x%llx has no case "
-				 "yet", what, found, (unsigned long long)mask,
+				 "%s has %zu rows for 0x%llx, not 1: a bit below 0x%llx has no "
+				 "case yet", what, found, (unsigned long long)mask,
 				 (unsigned long long)max);
 	}
 }
@@ -30,7 +30,7 @@ void pecs_cover_bits_at(struct pecs_t *t, const char *file, int line, const char
 	for (uint64_t bit = 1; bit < max; bit <<= 1)
 		if (!(covered & bit))
 			pecs_end(t, PECS_BROKEN, file, line,
-				 "%s does not cover bit 0x%llx (below 0x%llx): add a case for it or "
-				 "say why none can exist", what, (unsigned long long)bit,
+				 "%s does not cover bit 0x%llx (below 0x%llx): add a case for it "
+				 "or say why none can exist", what, (unsigned long long)bit,
 				 (unsigned long long)max);
 }

@@ -318,8 +318,8 @@ void pecs_kid_wait_zombie_at(struct pecs_t *t, const char *file, int line, struc
 			if (errno == EINTR)
 				continue;
 			pecs_end(t, PECS_BROKEN, file, line,
-				 "pecs_kid_wait_zombie: waitid(P_PID, %d, WEXITED | WNOWAIT) failed: %s",
-				 (int)c->pid, pecs_errname(errno));
+				 "pecs_kid_wait_zombie: waitid(P_PID, %d, WEXITED | WNOWAIT) "
+				 "failed: %s", (int)c->pid, pecs_errname(errno));
 		}
 		if (si->si_code != CLD_TRAPPED && si->si_code != CLD_STOPPED)
 			return;

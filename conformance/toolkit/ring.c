@@ -15,7 +15,8 @@ uint64_t pecs_ring_pages_past_mlock_at(struct pecs_t *t, const char *file, int l
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		pecs_end(t, PECS_ENV_SKIP, file, line, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
+		pecs_end(t, PECS_ENV_SKIP, file, line,
+			 "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
 	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
 		pecs_end(t, PECS_BROKEN, file, line, "host facts: mlock_kb %d, %d cpus, page %ld",
 			 h->mlock_kb, h->ncpus, h->page_size);
