@@ -1,6 +1,5 @@
 /* perf_event_open(2) group_fd: what may lead a group and what may join one. */
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,28 +126,10 @@ PECS_CASE("Required.Open.GroupFd.ReadSizeOver16KiBE2big", "read.group",
 	  "OPEN-GROUP-READ-SIZE-E2BIG")
 {
 	struct pecs_attr attr;
-	struct rlimit lim;
 	static uint64_t buf[PECS_READ_SIZE_MAX / 8 + 8];
-	uint32_t n, fit;
-	uint64_t rf = pecs_cnt_format_16k(t, &fit);
-	int leader, ret;
+	uint32_t fit;
+	int leader = pecs_cnt_full_group(t, &attr, &fit);
 
-	/* an implementation whose events are fds needs one per event: raise the soft limit
-	 * toward the hard one if it is short (a raise only, harmless to the rest) */
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < fit + 64 &&
-	    lim.rlim_max >= fit + 64) {
-		lim.rlim_cur = fit + 64;
-		setrlimit(RLIMIT_NOFILE, &lim);
-	}
-	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
-	leader = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-	for (n = 1; n < fit; n++) {
-		ret = pecs_open(t, &attr, 0, -1, leader, 0);
-		if (ret == -EMFILE || ret == -ENFILE)
-			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
-				      n + 1, fit + 16);
-		PECS_CHECK_OK(t, ret, "event %u of %u", n + 1, fit);
-	}
 	PECS_CHECK_ERR(t, pecs_open(t, &attr, 0, -1, leader, 0), E2BIG);
 	/* E2BIG here is about the group, not the attr: the size field is left alone */
 	PECS_CHECK_EQ(t, attr.size, pecs_host(t)->attr_size);

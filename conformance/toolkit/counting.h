@@ -27,6 +27,17 @@ void pecs_cnt_attr(struct pecs_t *t, struct pecs_attr *attr, uint64_t config, ui
  * each event's teardown took Debian's RT 6.1 under emulation 20 to 35 ms. */
 uint64_t pecs_cnt_format_16k(struct pecs_t *t, uint32_t *fit);
 
+/* The group pecs_cnt_format_16k() describes, opened whole on this thread: a CPU_CLOCK
+ * leader and *fit - 1 members, all with *attr (filled here), so that the group's read is
+ * exactly 16 KiB. The leader's fd. An implementation whose events are fds needs one per
+ * event: the soft RLIMIT_NOFILE is raised toward the hard one first. SAFE layer (safe.h),
+ * at the caller's line: ENV_SKIP when the process runs out of fds, FAIL when an event
+ * does not open. */
+#define pecs_cnt_full_group(t, attr, fit) \
+	pecs_cnt_full_group_at((t), __FILE__, __LINE__, (attr), (fit))
+int pecs_cnt_full_group_at(struct pecs_t *t, const char *file, int line, struct pecs_attr *attr,
+			   uint32_t *fit);
+
 /* A counting attr of config at the start of a zeroed buffer of *len bytes, at least one
  * page plus 8, for attrs larger than struct pecs_attr. NULL when the host's page is
  * larger than the buffer. The buffer is static: one at a time. */

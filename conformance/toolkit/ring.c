@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/counting.h" /* the read_format part of a sample */
 #include "pecs/toolkit/wait.h"
 
 #include <string.h>
@@ -162,18 +163,6 @@ int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms
 
 /* ---- samples ------------------------------------------------------------------ */
 
-size_t pecs_read_size(uint64_t read_format, unsigned int nr_members)
-{
-	size_t per_value = 8 * (1 + !!(read_format & PECS_FORMAT_ID) +
-				!!(read_format & PECS_FORMAT_LOST));
-	size_t times = 8 * (!!(read_format & PECS_FORMAT_TOTAL_TIME_ENABLED) +
-			    !!(read_format & PECS_FORMAT_TOTAL_TIME_RUNNING));
-
-	if (read_format & PECS_FORMAT_GROUP)
-		return 8 + times + nr_members * per_value;
-	return times + per_value;
-}
-
 size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int nr_members,
 			uint64_t nr_ips)
 {
@@ -186,7 +175,7 @@ size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int
 		      8 * (size_t)__builtin_popcountll(sample_type & fixed);
 
 	if (sample_type & PECS_SAMPLE_READ)
-		size += pecs_read_size(read_format, nr_members);
+		size += pecs_cnt_read_size(read_format, nr_members);
 	if (sample_type & PECS_SAMPLE_CALLCHAIN)
 		size += 8 * (size_t)(1 + nr_ips);
 	return size;

@@ -108,12 +108,10 @@ int pecs_parse_sample(const struct pecs_record_header *rec, uint64_t sample_type
 		      uint64_t read_format, struct pecs_parsed_sample *s);
 
 /* The size a sample must have, from the sample_type/read_format arithmetic alone
- * (independent of the parser): header + fixed fields + read + callchain. */
+ * (independent of the parser): header + fixed fields + read (pecs_cnt_read_size() of
+ * counting.h) + callchain. */
 size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int nr_members,
 			uint64_t nr_ips);
-
-/* The bytes a read() of read_format returns for nr_members events. */
-size_t pecs_read_size(uint64_t read_format, unsigned int nr_members);
 
 /* PERF_RECORD_LOST body: {u64 id; u64 lost}. 0 or -EBADMSG. */
 int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t *lost);
