@@ -1,7 +1,7 @@
 /* Helpers shared by the open, read and group cases (not part of the framework).
  *
- * They return 0 or a negative errno and never record a verdict themselves, so each case
- * keeps its assertions in its own body.
+ * They return 0 or a negative errno and record no verdict (the raw layer, safe.h), but
+ * except pecs_cnt_full_group(), which ends the case where the group cannot be built.
  */
 #ifndef PECS_TOOLKIT_COUNTING_H
 #define PECS_TOOLKIT_COUNTING_H
