@@ -5,21 +5,12 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/ring.h"
-
-static void unmap_page(void *p)
-{
-	munmap(p, 4096);
-}
+#include "pecs/toolkit/safe.h"
 
 /* A page mapped PROT_NONE (BROKEN if the host refuses one), unmapped when the case ends. */
 static void *inaccessible(struct pecs_t *t)
 {
-	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		PECS_BROKEN(t, "no PROT_NONE page");
-	pecs_defer(t, unmap_page, p);
-	return p;
+	return PECS_SAFE_SCRATCH(t, 4096, PROT_NONE);
 }
 
 PECS_CASE("Required.Read.Buffer.InaccessibleEfault", "counting", "READ-BAD-BUFFER-EFAULT")

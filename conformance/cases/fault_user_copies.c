@@ -8,28 +8,15 @@
 #include <sys/mman.h>
 
 #include "pecs/case.h"
-
-static void unmap_two(void *p)
-{
-	munmap(p, 8192);
-}
-
-static void unmap_one(void *p)
-{
-	munmap(p, 4096);
-}
+#include "pecs/toolkit/safe.h"
 
 /* Two pages, the second one PROT_NONE: bytes placed at the end of the first run into it.
  * Unmapped when the case ends; the case is BROKEN if the host refused. */
 static char *edge_pages(struct pecs_t *t)
 {
-	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = PECS_SAFE_SCRATCH(t, 8192, PROT_READ | PROT_WRITE);
 
-	if (p == MAP_FAILED)
-		PECS_BROKEN(t, "no anonymous mapping");
-	pecs_defer(t, unmap_two, p);
-	if (mprotect(p + 4096, 4096, PROT_NONE))
-		PECS_BROKEN(t, "mprotect refused PROT_NONE");
+	PECS_SAFE_SYS(t, mprotect(p + 4096, 4096, PROT_NONE));
 	return p;
 }
 
@@ -115,10 +102,7 @@ PECS_CASE("Required.Read.Buffer.ReadOnlyOrCutShortEfault", "counting",
 	uint64_t v[2];
 	int fd;
 
-	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ro == MAP_FAILED)
-		PECS_BROKEN(t, "no read-only page");
-	pecs_defer(t, unmap_one, ro);
+	ro = PECS_SAFE_SCRATCH(t, 4096, PROT_READ);
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.read_format = PECS_FORMAT_ID;
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);

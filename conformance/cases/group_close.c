@@ -35,7 +35,7 @@ PECS_CASE("Required.Group.Close.SampledLeaderGoneMemberReadsItself",
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_GID);
 	attr.flags &= ~PECS_ATTR_DISABLED; /* counts whenever its leader runs */
 	member = PECS_OPEN(t, &attr, 0, -1, leader, 0);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, member, &id));
+	PECS_CHECK_OK(t, pecs_event_id(t, member, &id));
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_ENABLE, 0));
 	pecs_burn_user(2000000);
 	PECS_CHECK_OK(t, pecs_ioctl(t, leader, PECS_IOC_DISABLE, 0));

@@ -14,7 +14,7 @@ PECS_CASE("Required.Group.Id.StrictlyIncreasing", "counting", "GROUP-ID-INCREASI
 		/* alternate the kinds: ids come from one sequence whatever the event */
 		pecs_attr_counting(t, &attr, i % 2 ? PECS_SW_TASK_CLOCK : PECS_SW_CPU_CLOCK);
 		fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-		PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &ids[i]));
+		PECS_CHECK_OK(t, pecs_event_id(t, fd, &ids[i]));
 		PECS_CHECK(t, ids[i] != 0, "event %d has id 0", i);
 		if (i > 0)
 			PECS_CHECK(t, ids[i] > ids[i - 1], "event %d id %llu not above %llu", i,
@@ -30,10 +30,10 @@ PECS_CASE("Required.Group.Id.NotReusedAfterClose", "counting", "GROUP-ID-INCREAS
 
 	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &first));
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &first));
 	PECS_CHECK_OK(t, pecs_close(t, fd));
 	fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &again));
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &again));
 	PECS_CHECK(t, again > first, "id %llu after closing id %llu", (unsigned long long)again,
 		   (unsigned long long)first);
 }

@@ -22,7 +22,7 @@ static int open_pair(struct pecs_t *t, uint64_t rf_leader, uint64_t rf_member, i
 	if (fds[1] < 0)
 		return fds[1];
 	for (int i = 0; i < 2; i++)
-		if ((err = pecs_cnt_id(t, fds[i], &ids[i])) < 0)
+		if ((err = pecs_event_id(t, fds[i], &ids[i])) < 0)
 			return err;
 	return pecs_cnt_run(t, fds[0], PECS_IOC_FLAG_GROUP, 2000000);
 }
@@ -86,8 +86,8 @@ PECS_CASE("Required.Group.Flags.NoGroupStandsAlone",
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_GID);
 	fds[0] = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	fds[1] = PECS_OPEN(t, &attr, 0, -1, fds[0], PECS_FLAG_FD_NO_GROUP);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fds[0], &ids[0]));
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fds[1], &ids[1]));
+	PECS_CHECK_OK(t, pecs_event_id(t, fds[0], &ids[0]));
+	PECS_CHECK_OK(t, pecs_event_id(t, fds[1], &ids[1]));
 	for (int i = 0; i < 2; i++) {
 		PECS_CHECK_EQ(t, pecs_read(t, fds[i], buf, sizeof(buf)), 24);
 		PECS_CHECK_EQ(t, buf[0], 1);

@@ -7,6 +7,7 @@
 
 #include "pecs/vectors.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/version.h"
 
 static int open_clock(struct pecs_t *t, uint64_t config)
@@ -51,9 +52,7 @@ PECS_CASE("Required.Ioctl.SetBpf.NonBpfFdEinval", "counting", "IOC-SET-BPF-EINVA
 	PECS_CHECK_OK(t, fd);
 	/* The argument is a process fd (an in-process engine's event fds are not), so the
 	 * non-BPF fd is a real one: /dev/null. */
-	other = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (other < 0)
-		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
+	other = PECS_SAFE_SYS(t, open("/dev/null", O_RDONLY | O_CLOEXEC));
 	r = pecs_ioctl(t, fd, PECS_IOC_SET_BPF, (unsigned long)other);
 	close(other);
 	PECS_CHECK_ERR(t, r, EINVAL);

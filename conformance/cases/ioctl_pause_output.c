@@ -6,25 +6,14 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
-#define PERIOD_NS 100000ull
+#define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
-
-static int open_sampler(struct pecs_t *t, uint64_t read_format)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
-	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL; /* LOST records are then exactly 24 bytes */
-	a.read_format = read_format;
-	return pecs_open(t, &a, 0, -1, -1, 0);
-}
 
 PECS_CASE("Required.Ioctl.PauseOutput.NoBufferEinval", "ioctl.pause_output",
 	  "IOC-PAUSE-EINVAL-NO-BUFFER")
 {
-	int fd = open_sampler(t, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), EINVAL);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0), EINVAL);
 }
@@ -34,9 +23,8 @@ PECS_CASE("Required.Ioctl.PauseOutput.MetadataOnlyMapEinval",
 	  "ioctl.pause_output,mmap", "IOC-PAUSE-EINVAL-NO-BUFFER")
 {
 	struct pecs_ring r;
-	int fd = open_sampler(t, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 0, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), EINVAL);
 }
@@ -45,9 +33,8 @@ PECS_CASE("Required.Ioctl.PauseOutput.MappedAcceptsAnyArg",
 	  "ioctl.pause_output,mmap", "IOC-PAUSE-OK")
 {
 	struct pecs_ring r;
-	int fd = open_sampler(t, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 1), 0);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PAUSE_OUTPUT, 0x100), 0);
@@ -115,9 +102,8 @@ PECS_CASE("Required.Ioctl.PauseOutput.NothingWrittenThenLostRecord",
 	const struct pecs_record_header *rec;
 	struct pecs_ring r;
 	uint64_t id, lost_id, lost;
-	int fd = open_sampler(t, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, fd);
 	pause_and_resume(t, fd, &r, &id, &rec);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
 	PECS_CHECK_EQ(t, rec->misc, 0);
@@ -137,9 +123,9 @@ PECS_CASE("Required.Ioctl.PauseOutput.LostMatchesReadLost",
 	const struct pecs_record_header *rec;
 	struct pecs_ring r;
 	uint64_t id, lost_id, lost, v[3]; /* value, id, lost */
-	int fd = open_sampler(t, PECS_FORMAT_ID | PECS_FORMAT_LOST);
+	int fd = PECS_SAMPLER(t, .sample_type = ST,
+			      .read_format = PECS_FORMAT_ID | PECS_FORMAT_LOST);
 
-	PECS_CHECK_OK(t, fd);
 	pause_and_resume(t, fd, &r, &id, &rec);
 	PECS_CHECK_EQ(t, rec->type, PECS_RECORD_LOST);
 	PECS_CHECK_OK(t, pecs_parse_lost(rec, &lost_id, &lost));

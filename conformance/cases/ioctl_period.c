@@ -3,15 +3,7 @@
 
 #include "pecs/toolkit/ring.h"
 
-#define PERIOD_NS 100000ull
-
-static int open_sampler(struct pecs_t *t, uint64_t sample_type)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, sample_type);
-	return pecs_open(t, &a, 0, -1, -1, 0);
-}
+#define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
 
 /* One IOC_PERIOD call and its answer. */
 struct period_row {
@@ -42,7 +34,7 @@ static void period_case(struct pecs_t *t, const struct period_row *r)
 	int fd;
 
 	if (r->sampling) {
-		fd = PECS_CHECK_OK(t, open_sampler(t, PECS_SAMPLE_IP));
+		fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	} else {
 		pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 		fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
@@ -67,9 +59,8 @@ PECS_CASE("Required.Ioctl.Period.NewPeriodSpacesSamples", "mmap,sampling", "IOC-
 	const struct pecs_record_header *rec;
 	struct pecs_ring r;
 	uint64_t p = 10 * PERIOD_NS, count = 0, lost = 0, id;
-	int fd = open_sampler(t, PECS_SAMPLE_TID), n = 0, ret;
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_TID), n = 0, ret;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
@@ -103,9 +94,8 @@ PECS_CASE("Required.Ioctl.Period.ClockSampleFieldKeepsOpenPeriod",
 	struct pecs_parsed_sample s;
 	struct pecs_ring r;
 	uint64_t p = 3 * PERIOD_NS;
-	int fd = open_sampler(t, st), n = 0, ret;
+	int fd = PECS_SAMPLER(t, .sample_type = st), n = 0, ret;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_PERIOD, (unsigned long)&p), 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));

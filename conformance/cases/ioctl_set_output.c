@@ -6,23 +6,12 @@
 
 #include "pecs/toolkit/ring.h"
 
-#define PERIOD_NS 100000ull
 #define ST (PECS_SAMPLE_IDENTIFIER | PECS_SAMPLE_TID)
-
-static int open_sampler(struct pecs_t *t, int cpu)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
-	return pecs_open(t, &a, 0, cpu, -1, 0);
-}
 
 PECS_CASE("Required.Ioctl.SetOutput.NotAPerfFdEbadf", "ioctl.set_output", "IOC-SET-OUTPUT-EBADF")
 {
-	int a = open_sampler(t, -1), gone = open_sampler(t, -1);
+	int a = PECS_SAMPLER(t, .sample_type = ST), gone = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, gone);
 	PECS_CHECK_OK(t, pecs_close(t, gone));
 	/* A number that was a perf fd a moment ago, and one no table reaches. */
 	PECS_CHECK_ERR(t, pecs_ioctl(t, a, PECS_IOC_SET_OUTPUT, (unsigned long)gone), EBADF);
@@ -32,10 +21,8 @@ PECS_CASE("Required.Ioctl.SetOutput.NotAPerfFdEbadf", "ioctl.set_output", "IOC-S
 PECS_CASE("Required.Ioctl.SetOutput.UnmappedTargetEinval",
 	  "ioctl.set_output", "IOC-SET-OUTPUT-EINVAL-UNMAPPED")
 {
-	int a = open_sampler(t, -1), b = open_sampler(t, -1);
+	int a = PECS_SAMPLER(t, .sample_type = ST), b = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, b);
 	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
 }
 
@@ -43,9 +30,8 @@ PECS_CASE("Required.Ioctl.SetOutput.SelfEinval", "ioctl.set_output,mmap",
 	  "IOC-SET-OUTPUT-EINVAL-SELF")
 {
 	struct pecs_ring r;
-	int a = open_sampler(t, -1);
+	int a = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, a);
 	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_ioctl(t, a, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
 }
@@ -54,10 +40,9 @@ PECS_CASE("Required.Ioctl.SetOutput.OtherCpuEinval",
 	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-CPU")
 {
 	struct pecs_ring r;
-	int a = open_sampler(t, -1), b = open_sampler(t, 0);
+	int a = PECS_SAMPLER(t, .sample_type = ST);
+	int b = PECS_SAMPLER(t, .sample_type = ST, .flags = PECS_SAMPLER_ON_CPU, .cpu = 0);
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, b);
 	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
 }
@@ -66,10 +51,8 @@ PECS_CASE("Required.Ioctl.SetOutput.MappedSourceEinval",
 	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-MAPPED")
 {
 	struct pecs_ring ra, rb;
-	int a = open_sampler(t, -1), b = open_sampler(t, -1);
+	int a = PECS_SAMPLER(t, .sample_type = ST), b = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, b);
 	PECS_CHECK_OK(t, pecs_ring_map(t, a, 1, PROT_READ | PROT_WRITE, &ra));
 	PECS_CHECK_OK(t, pecs_ring_map(t, b, 1, PROT_READ | PROT_WRITE, &rb));
 	PECS_CHECK_ERR(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), EINVAL);
@@ -101,10 +84,8 @@ PECS_CASE("Required.Ioctl.SetOutput.RedirectsSamples",
 {
 	struct pecs_ring r;
 	uint64_t id_b;
-	int a = open_sampler(t, -1), b = open_sampler(t, -1), n;
+	int a = PECS_SAMPLER(t, .sample_type = ST), b = PECS_SAMPLER(t, .sample_type = ST), n;
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, b);
 	PECS_CHECK_OK(t, pecs_event_id(t, b, &id_b));
 	PECS_CHECK_OK(t, pecs_ring_map(t, a, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), 0);
@@ -122,10 +103,8 @@ PECS_CASE("Required.Ioctl.SetOutput.MinusOneDetaches",
 {
 	struct pecs_ring ra, rb;
 	uint64_t id_b, head;
-	int a = open_sampler(t, -1), b = open_sampler(t, -1), n;
+	int a = PECS_SAMPLER(t, .sample_type = ST), b = PECS_SAMPLER(t, .sample_type = ST), n;
 
-	PECS_CHECK_OK(t, a);
-	PECS_CHECK_OK(t, b);
 	PECS_CHECK_OK(t, pecs_event_id(t, b, &id_b));
 	PECS_CHECK_OK(t, pecs_ring_map(t, a, 8, PROT_READ | PROT_WRITE, &ra));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, b, PECS_IOC_SET_OUTPUT, (unsigned long)a), 0);
@@ -146,14 +125,10 @@ PECS_CASE("Required.Ioctl.SetOutput.MinusOneDetaches",
 PECS_CASE("Recommended.Ioctl.SetOutput.WriteBackwardMismatchEinval",
 	  "ioctl.set_output,mmap", "IOC-SET-OUTPUT-EINVAL-BACKWARD")
 {
-	struct pecs_attr a;
 	struct pecs_ring r;
-	int back, fwd = open_sampler(t, -1);
+	int back, fwd = PECS_SAMPLER(t, .sample_type = ST);
 
-	PECS_CHECK_OK(t, fwd);
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, ST);
-	a.flags |= PECS_ATTR_WRITE_BACKWARD;
-	back = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	back = PECS_SAMPLER(t, .sample_type = ST, .attr_flags = PECS_ATTR_WRITE_BACKWARD);
 	PECS_CHECK_OK(t, pecs_ring_map(t, back, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_ioctl(t, fwd, PECS_IOC_SET_OUTPUT, (unsigned long)back), EINVAL);
 }

@@ -6,14 +6,6 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/version.h"
 
-static int open_event(struct pecs_t *t)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 100000, PECS_SAMPLE_IP);
-	return pecs_open(t, &a, 0, -1, -1, 0);
-}
-
 static size_t pages(struct pecs_t *t, unsigned int n)
 {
 	return (size_t)n * (size_t)pecs_host(t)->page_size;
@@ -25,9 +17,8 @@ PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap", "MMAP-LEN-1-P
 	void *addr;
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		int fd = open_event(t), r;
+		int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP), r;
 
-		PECS_CHECK_OK(t, fd);
 		r = pecs_mmap(t, fd, pages(t, ok[i]), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &addr);
 		PECS_CHECK_OK(t, r, "%u pages", ok[i]);
 	}
@@ -36,10 +27,9 @@ PECS_CASE("Required.Mmap.Length.OnePlusPowerOfTwoPagesOk", "mmap", "MMAP-LEN-1-P
 PECS_CASE("Required.Mmap.Length.OtherPageCountsEinval", "mmap", "MMAP-LEN-EINVAL")
 {
 	static const unsigned int bad[] = {4, 6, 7, 8, 10};
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	void *addr;
 
-	PECS_CHECK_OK(t, fd);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int r = pecs_mmap(t, fd, pages(t, bad[i]), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
 				  &addr);
@@ -52,19 +42,17 @@ PECS_CASE("Required.Mmap.Length.OtherPageCountsEinval", "mmap", "MMAP-LEN-EINVAL
 
 PECS_CASE("Required.Mmap.Flags.PrivateEinval", "mmap", "MMAP-PRIVATE-EINVAL")
 {
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	void *addr;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, 2), PROT_READ, MAP_PRIVATE, 0, &addr), EINVAL);
 }
 
 PECS_CASE("Required.Mmap.Flags.NonZeroOffsetEinval", "mmap", "MMAP-OFFSET-EINVAL")
 {
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	void *addr;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, 2), PROT_READ, MAP_SHARED,
 				    (off_t)pages(t, 1), &addr),
 		       EINVAL);
@@ -72,10 +60,9 @@ PECS_CASE("Required.Mmap.Flags.NonZeroOffsetEinval", "mmap", "MMAP-OFFSET-EINVAL
 
 PECS_CASE("Required.Mmap.Prot.ExecEperm", "mmap", "MMAP-EXEC-EPERM")
 {
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	void *addr;
 
-	PECS_CHECK_OK(t, fd);
 	/* The event file's mount is noexec since Linux 6.15 (fs/anon_inodes.c sets
 	 * SB_I_NOEXEC; 6.12.118's does not): before it PROT_EXEC maps like PROT_READ. */
 	if (pecs_linux_before(t, 6, 15)) {
@@ -92,9 +79,8 @@ PECS_CASE("Required.Mmap.Prot.ExecEperm", "mmap", "MMAP-EXEC-EPERM")
 PECS_CASE("Required.Mmap.Shared.SameSizeSharesBuffer", "mmap", "MMAP-SAME-FD-SHARES")
 {
 	struct pecs_ring r1, r2;
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 2, PROT_READ | PROT_WRITE, &r1));
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 2, PROT_READ | PROT_WRITE, &r2));
 	PECS_CHECK(t, r1.meta != r2.meta, "two mappings at one address");
@@ -110,10 +96,9 @@ PECS_CASE("Required.Mmap.Shared.SameSizeSharesBuffer", "mmap", "MMAP-SAME-FD-SHA
 PECS_CASE("Required.Mmap.Shared.OtherSizeEinval", "mmap", "MMAP-SAME-FD-OTHER-SIZE")
 {
 	struct pecs_ring r;
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 	void *addr;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 2, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
 				    &addr),
@@ -127,9 +112,8 @@ PECS_CASE("Required.Mmap.Shared.OtherSizeEinval", "mmap", "MMAP-SAME-FD-OTHER-SI
 PECS_CASE("Required.Mmap.Munmap.PartialEinval", "mmap", "MMAP-PARTIAL-UNMAP-EINVAL")
 {
 	struct pecs_ring r;
-	int fd = open_event(t);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 2, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_ERR(t, pecs_munmap(t, (uint8_t *)r.meta + pages(t, 2), pages(t, 1)), EINVAL);
 	/* Still mapped and intact. */

@@ -7,22 +7,13 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
-#define PERIOD_NS 100000ull
-
-static int open_sampler(struct pecs_t *t, uint32_t wakeup_events)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, PECS_SAMPLE_IP | PECS_SAMPLE_TID);
-	a.wakeup_events = wakeup_events;
-	return pecs_open(t, &a, 0, -1, -1, 0);
-}
+#define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
+#define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID)
 
 PECS_CASE("Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
 {
-	int fd = open_sampler(t, 1), r;
+	int fd = PECS_SAMPLER(t, .sample_type = ST, .wakeup_events = 1), r;
 
-	PECS_CHECK_OK(t, fd);
 	r = pecs_poll(t, fd, POLLIN, 0);
 	PECS_CHECK_OK(t, r);
 	PECS_CHECK(t, r & POLLHUP, "revents 0x%x without POLLHUP", r);
@@ -31,9 +22,8 @@ PECS_CASE("Required.Poll.NoBuffer.Pollhup", "poll", "POLL-NO-BUFFER-HUP")
 PECS_CASE("Required.Poll.Mapped.EmptyIsZero", "poll,mmap", "POLL-MAPPED-EMPTY")
 {
 	struct pecs_ring r;
-	int fd = open_sampler(t, 1);
+	int fd = PECS_SAMPLER(t, .sample_type = ST, .wakeup_events = 1);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0);
 }
@@ -43,9 +33,8 @@ PECS_CASE("Required.Poll.Wakeup.PollinAfterWakeupEventsOnce",
 {
 	const int wakeup = 16;
 	struct pecs_ring r;
-	int fd = open_sampler(t, (uint32_t)wakeup), n, rev;
+	int fd = PECS_SAMPLER(t, .sample_type = ST, .wakeup_events = (uint32_t)wakeup), n, rev;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	/* Fewer samples than wakeup_events: not readable yet. */
@@ -76,9 +65,8 @@ PECS_CASE("Required.Poll.Wakeup.PollinAtExactlyWakeupEvents",
 {
 	const int wakeup = 2;
 	struct pecs_ring r;
-	int fd = open_sampler(t, (uint32_t)wakeup), n, rev;
+	int fd = PECS_SAMPLER(t, .sample_type = ST, .wakeup_events = (uint32_t)wakeup), n, rev;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, (unsigned long)wakeup), 0);
 	n = pecs_ring_wait(&r, PECS_RECORD_SAMPLE, wakeup, 1000);

@@ -8,26 +8,15 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
-#define PERIOD_NS 100000ull
-
-static int open_sampler(struct pecs_t *t, uint64_t sample_type, uint64_t read_format)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, sample_type);
-	a.read_format = read_format;
-	a.flags &= ~PECS_ATTR_SAMPLE_ID_ALL; /* keep LOST records at their bare 24 bytes */
-	return pecs_open(t, &a, 0, -1, -1, 0);
-}
+#define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
 
 PECS_CASE("Required.Ring.Head.MultipleOfEight", "mmap,sampling", "RING-HEAD-ALIGN8")
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	const struct pecs_record_header *rec;
 	struct pecs_ring r;
-	int fd = open_sampler(t, st, 0), ret, n = 0;
+	int fd = PECS_SAMPLER(t, .sample_type = st), ret, n = 0;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	/* 20 periods of the event's own clock, looking at data_head after each; then on
@@ -98,9 +87,8 @@ PECS_CASE("Required.Ring.Writable.FillsToDataSizeMinus8ThenLost",
 	struct pecs_ring r;
 	size_t size;
 	uint64_t id, lost_id, lost, head;
-	int fd = open_sampler(t, st, 0), n = 0, ret;
+	int fd = PECS_SAMPLER(t, .sample_type = st), n = 0, ret;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK_OK(t, fill_writable(t, fd, &r, st, 0, &size));
 	head = pecs_ring_head(&r);
@@ -140,9 +128,8 @@ PECS_CASE("Required.Ring.Writable.LostRecordMatchesReadLost",
 	struct pecs_ring r;
 	size_t size;
 	uint64_t v[3], lost_id, lost; /* value, id, lost */
-	int fd = open_sampler(t, st, rf), ret;
+	int fd = PECS_SAMPLER(t, .sample_type = st, .read_format = rf), ret;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, fill_writable(t, fd, &r, st, rf, &size));
 	PECS_CHECK_EQ(t, pecs_read(t, fd, v, sizeof(v)), sizeof(v));
 	PECS_CHECK(t, v[2] > 0, "read() reports no loss after overrunning the ring");
@@ -166,9 +153,8 @@ PECS_CASE("Required.Ring.Overwrite.HeadRunsPastTailIgnored",
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	struct pecs_ring r;
 	struct pecs_budget b;
-	int fd = open_sampler(t, st, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = st);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	pecs_budget_start(&b, 2000);
@@ -199,9 +185,8 @@ PECS_CASE("Required.Ring.Wrap.RecordsAcrossTheEndParse", "mmap,sampling", "RING-
 	struct pecs_ring r;
 	uint64_t id, last_time = 0, lost_id, lost, lost_total = 0;
 	struct pecs_budget b;
-	int fd = open_sampler(t, st, 0), wrapped = 0, samples = 0, ret;
+	int fd = PECS_SAMPLER(t, .sample_type = st), wrapped = 0, samples = 0, ret;
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
@@ -247,9 +232,9 @@ PECS_CASE("Required.Ring.MetadataOnly.NoDataNoLoss", "mmap,sampling,read.lost", 
 {
 	struct pecs_ring r;
 	uint64_t v[3]; /* value, id, lost */
-	int fd = open_sampler(t, PECS_SAMPLE_IP, PECS_FORMAT_ID | PECS_FORMAT_LOST);
+	int fd = PECS_SAMPLER(t, .sample_type = PECS_SAMPLE_IP,
+			      .read_format = PECS_FORMAT_ID | PECS_FORMAT_LOST);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 0, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	pecs_burn_user(20 * PERIOD_NS);
@@ -269,16 +254,12 @@ PECS_CASE("Recommended.Ring.Backward.HeadCountsDownFromZero",
 {
 	const uint64_t st = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
 	const uint64_t size = pecs_sample_size(st, 0, 1, 0);
-	struct pecs_attr a;
 	struct pecs_ring r;
 	struct pecs_budget b;
 	int64_t head;
 	uint64_t off;
-	int fd, n = 0;
+	int fd = PECS_SAMPLER(t, .sample_type = st, .attr_flags = PECS_ATTR_WRITE_BACKWARD), n = 0;
 
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
-	a.flags |= PECS_ATTR_WRITE_BACKWARD;
-	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	/* A few records, far from filling the area, so none is overwritten. */
@@ -312,9 +293,8 @@ PECS_CASE("Required.Ring.Close.MappedEventKeepsWriting", "mmap,sampling", "RING-
 	struct pecs_ring r;
 	struct pecs_budget b;
 	uint64_t head;
-	int fd = open_sampler(t, st, 0);
+	int fd = PECS_SAMPLER(t, .sample_type = st);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 4, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	PECS_CHECK(t, pecs_ring_wait(&r, PECS_RECORD_SAMPLE, 1, 1000) >= 1, "no sample");

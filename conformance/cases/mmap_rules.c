@@ -8,16 +8,9 @@
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/version.h"
 
-#define PERIOD_NS 1000000ull
-
-static int open_sampler(struct pecs_t *t, int cpu, uint64_t extra_flags)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, PECS_SAMPLE_IP);
-	a.flags |= extra_flags;
-	return pecs_open(t, &a, 0, cpu, -1, 0);
-}
+/* A slow sampler: these cases map and redirect, they never wait for samples. */
+#define SAMPLER(t, ...) \
+	PECS_SAMPLER(t, .period_ns = 1000000, .sample_type = PECS_SAMPLE_IP, __VA_ARGS__)
 
 static size_t pages(struct pecs_t *t, size_t n)
 {
@@ -28,11 +21,11 @@ static size_t pages(struct pecs_t *t, size_t n)
  * ring; the kernel refuses the mapping. On one cpu it maps. */
 PECS_CASE("Required.Mmap.Inherit.AnyCpuEinval", "mmap", "MMAP-INHERIT-CPU-ANY-EINVAL")
 {
-	int any = open_sampler(t, -1, PECS_ATTR_INHERIT), one = open_sampler(t, 0, PECS_ATTR_INHERIT);
+	int any = SAMPLER(t, .attr_flags = PECS_ATTR_INHERIT);
+	int one = SAMPLER(t, .attr_flags = PECS_ATTR_INHERIT,
+			  .flags = PECS_SAMPLER_ON_CPU, .cpu = 0);
 	void *m;
 
-	PECS_CHECK_OK(t, any);
-	PECS_CHECK_OK(t, one);
 	PECS_CHECK_ERR(t, pecs_mmap(t, any, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),
 		       EINVAL);
 	PECS_CHECK_ERR(t, pecs_mmap(t, any, pages(t, 1), PROT_READ, MAP_SHARED, 0, &m), EINVAL);
@@ -46,11 +39,9 @@ PECS_CASE("Required.Mmap.Redirected.MappingItIsEbusy",
 	  "mmap,ioctl.set_output", "MMAP-REDIRECTED-EBUSY")
 {
 	struct pecs_ring r;
-	int target = open_sampler(t, -1, 0), source = open_sampler(t, -1, 0);
+	int target = SAMPLER(t), source = SAMPLER(t);
 	void *m;
 
-	PECS_CHECK_OK(t, target);
-	PECS_CHECK_OK(t, source);
 	PECS_CHECK_OK(t, pecs_ring_map(t, target, 1, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_ioctl(t, source, PECS_IOC_SET_OUTPUT, (unsigned long)target), 0);
 	/* Up to Linux 6.12 the same size maps the target's buffer (6.12.118's perf_mmap
@@ -73,11 +64,9 @@ PECS_CASE("Required.Mmap.Redirected.MappingItIsEbusy",
 PECS_CASE("Required.Mmap.Munmap.LastUnmapDetachesRedirected",
 	  "mmap,ioctl.set_output,poll", "MMAP-LAST-UNMAP-DETACHES")
 {
-	int target = open_sampler(t, -1, 0), source = open_sampler(t, -1, 0), rev;
+	int target = SAMPLER(t), source = SAMPLER(t), rev;
 	void *m, *own;
 
-	PECS_CHECK_OK(t, target);
-	PECS_CHECK_OK(t, source);
 	PECS_CHECK_EQ(t, pecs_mmap(t, target, pages(t, 2), PROT_READ | PROT_WRITE, MAP_SHARED, 0,
 				   &m), 0);
 	PECS_CHECK_EQ(t, pecs_ioctl(t, source, PECS_IOC_SET_OUTPUT, (unsigned long)target), 0);
@@ -108,12 +97,10 @@ PECS_CASE("Required.Mmap.Mlock.BeyondLimitsEperm", "mmap,policy", "MMAP-MLOCK-EP
 	if (h->paranoid < 0)
 		PECS_ENV_SKIP(t, "perf_event_paranoid -1 lifts the locked-memory limit");
 	data_pages = pecs_ring_pages_past_mlock(t, 1ull << 20, &allowed);
-	fd = open_sampler(t, -1, 0);
-	PECS_CHECK_OK(t, fd);
+	fd = SAMPLER(t);
 	/* a small ring is within the limits */
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r));
-	big = open_sampler(t, -1, 0);
-	PECS_CHECK_OK(t, big);
+	big = SAMPLER(t);
 	int ret = pecs_mmap(t, big, (size_t)(data_pages + 1) * (size_t)h->page_size,
 			    PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m);
 	PECS_CHECK_ERR(t, ret, EPERM, "a ring of %llu data pages (limits: %llu pages)",

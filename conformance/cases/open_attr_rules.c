@@ -9,6 +9,7 @@
 
 #include "pecs/toolkit/counting.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/version.h"
 
 /* Only the clocks a timestamp may come from in NMI context: MONOTONIC (1),
@@ -73,15 +74,10 @@ PECS_CASE("Required.Open.Flags.InheritSampleReadNeedsTidEinval", "",
 PECS_CASE("Required.Open.Flags.PidCgroupNotACgroupEbadf", "", "OPEN-FLAGS-CGROUP-EBADF")
 {
 	struct pecs_attr a;
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), r, closed;
+	int devnull = PECS_SAFE_SYS(t, open("/dev/null", O_RDONLY | O_CLOEXEC)), r;
+	int closed = PECS_SAFE_SYS(t, dup(devnull));
 
-	if (devnull < 0)
-		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
-	closed = dup(devnull);
-	if (closed < 0 || close(closed) < 0) {
-		close(devnull);
-		PECS_BROKEN(t, "dup /dev/null: %s", pecs_errname(errno));
-	}
+	PECS_SAFE_SYS(t, close(closed));
 	pecs_attr_counting(t, &a, PECS_SW_CPU_CLOCK);
 	r = pecs_open(t, &a, devnull, 0, -1, PECS_FLAG_PID_CGROUP);
 	close(devnull);

@@ -2,8 +2,6 @@
  * a member's fd, and where the 16 KiB read-size limit sits among the checks
  * (kernel/events/core.c perf_event_open: the clock and the group rules come before
  * perf_event_validate_size). Measured here. */
-#include <sys/resource.h>
-
 #include "pecs/toolkit/counting.h"
 
 PECS_CASE("Required.Open.GroupFd.AnySoftwareEventJoins", "read.group", "OPEN-GROUP-SW-MIX")
@@ -48,44 +46,13 @@ PECS_CASE("Required.Group.Flags.NoGroupAcceptsMemberFd", "read.group",
 	PECS_CHECK_EQ(t, buf[0], 2);
 }
 
-/* Fill a leader to exactly 16 KiB of read (pecs_cnt_format_16k); returns the leader's fd.
- * Ends the case (ENV_SKIP when out of fds, else FAIL) if an event does not open. */
-static int full_group(struct pecs_t *t)
-{
-	struct pecs_attr attr;
-	struct rlimit lim;
-	uint32_t fit;
-	uint64_t rf = pecs_cnt_format_16k(t, &fit);
-	int leader, ret;
-
-	/* one fd per event where events are fds: raise the soft limit if it is short */
-	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < fit + 64 &&
-	    lim.rlim_max >= fit + 64) {
-		lim.rlim_cur = fit + 64;
-		setrlimit(RLIMIT_NOFILE, &lim);
-	}
-	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, rf);
-	leader = pecs_open(t, &attr, 0, -1, -1, 0);
-	if (leader < 0)
-		PECS_FAIL(t, "leader: %s", pecs_retname(leader));
-	for (uint32_t n = 1; n < fit; n++) {
-		ret = pecs_open(t, &attr, 0, -1, leader, 0);
-		if (ret == -EMFILE || ret == -ENFILE)
-			PECS_ENV_SKIP(t, "out of fds at event %u: raise RLIMIT_NOFILE above %u",
-				      n + 1, fit + 16);
-		if (ret < 0)
-			PECS_FAIL(t, "event %u of %u: %s", n + 1, fit, pecs_retname(ret));
-	}
-	return leader;
-}
-
 PECS_CASE("Required.Open.Order.ReadSizeAfterClockAndGroupRules", "read.group",
 	  "OPEN-ORDER,OPEN-GROUP-READ-SIZE-E2BIG")
 {
 	struct pecs_attr attr;
 	uint32_t fit;
-	uint64_t rf = pecs_cnt_format_16k(t, &fit);
-	int leader = full_group(t);
+	int leader = pecs_cnt_full_group(t, &attr, &fit);
+	uint64_t rf = attr.read_format;
 
 	/* A member that adds less to its own read is still refused for the group's. */
 	pecs_cnt_attr(t, &attr, PECS_SW_CPU_CLOCK, 0);

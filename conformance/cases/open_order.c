@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/safe.h"
 
 /* Above the kernel's PID_MAX_LIMIT (4M): no task can have it. */
 #define NO_SUCH_PID 0x3fffffff
@@ -149,9 +150,7 @@ PECS_CASE("Required.Open.Order.EarlierCheckWins", "", "OPEN-ORDER")
 		order_row_check(t, &order_rows[i]);
 
 	/* the PMU lookup before the cgroup fd, and the cgroup fd before the callchain depth */
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0)
-		PECS_BROKEN(t, "open /dev/null: %s", pecs_errname(errno));
+	devnull = PECS_SAFE_SYS(t, open("/dev/null", O_RDONLY | O_CLOEXEC));
 	pecs_attr_counting(t, &a, 0);
 	a.type = NO_SUCH_TYPE;
 	int r = pecs_open(t, &a, devnull, 0, -1, PECS_FLAG_PID_CGROUP);
@@ -190,9 +189,9 @@ PECS_CASE("Required.Open.Order.LateFailureSpendsAnId", "counting", "OPEN-ID-SPEN
 		bad.sample_period = 1ull << 63; /* refused by perf_event_open: before it */
 		PECS_CHECK_ERR(t, pecs_open(t, &bad, 0, -1, -1, 0), EINVAL);
 		f3 = PECS_OPEN(t, &ok, 0, -1, -1, 0);
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f1, &i1));
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f2, &i2));
-		PECS_CHECK_OK(t, pecs_cnt_id(t, f3, &i3));
+		PECS_CHECK_OK(t, pecs_event_id(t, f1, &i1));
+		PECS_CHECK_OK(t, pecs_event_id(t, f2, &i2));
+		PECS_CHECK_OK(t, pecs_event_id(t, f3, &i3));
 		PECS_CHECK(t, i1 < i2 && i2 < i3, "ids %llu, %llu, %llu not increasing",
 			   (unsigned long long)i1, (unsigned long long)i2, (unsigned long long)i3);
 		if (i2 - i1 < min_late)

@@ -12,6 +12,7 @@
 #include "pecs/toolkit/host.h"
 #include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 
 #define MS 1000000ull
 /* Every bound below is a quarter of a burn (what a task clock shows of it under ptrace
@@ -35,7 +36,7 @@ static struct pecs_kid *kid_start_burning(struct pecs_t *t, uint64_t burn_ns)
 					.exec_path = EXEC_PATH};
 	struct pecs_kid *k;
 
-	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");
+	PECS_SAFE_HOST(t, pecs_kid_start(t, &o, &k));
 	return k;
 }
 
@@ -313,7 +314,7 @@ PECS_CASE("Required.Read.PidTask.InheritCountsChildSwitches", "pid.other",
 	if (!pecs_host(t)->privileged && pecs_host(t)->paranoid >= 2)
 		PECS_ENV_SKIP(t, "switches count in the kernel, which perf_event_paranoid %d "
 			      "keeps from an unprivileged caller", pecs_host(t)->paranoid);
-	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");
+	PECS_SAFE_HOST(t, pecs_kid_start(t, &o, &k));
 	a = open_on(t, k, PECS_SW_CONTEXT_SWITCHES, PECS_ATTR_INHERIT, clear);
 	b = open_on(t, k, PECS_SW_CONTEXT_SWITCHES, 0, clear);
 	PECS_CHECK_OK(t, a, "inherit context-switches on the child %d", (int)pecs_kid_pid(k));

@@ -62,8 +62,7 @@ PECS_CASE("Required.Mmap.Mlock.IpcLockMapsBeyondLimits", "mmap,policy", "MMAP-ML
 		PECS_ENV_SKIP(t, "needs a privileged caller with CAP_IPC_LOCK (root)");
 	data_pages = pecs_ring_pages_past_mlock(t, 1ull << 16, &allowed);
 	pecs_attr_counting(t, &attr, PECS_SW_TASK_CLOCK);
-	fd = pecs_open(t, &attr, 0, -1, -1, 0);
-	PECS_CHECK_OK(t, fd);
+	fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_mmap(t, fd, (size_t)(data_pages + 1) * (size_t)h->page_size,
 				   PROT_READ | PROT_WRITE, MAP_SHARED, 0, &m),
 		      "a ring of %llu data pages (limits: %llu pages)",

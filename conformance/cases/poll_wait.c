@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/thread.h"
 
 #define MS 1000000ull
@@ -47,7 +48,7 @@ PECS_CASE("Required.Poll.Timeout.WakeupEndsTheWait", "poll,mmap,sampling,pid.oth
 	uint64_t start, took, ran = 0;
 	int fd, mapped, rev, err;
 
-	PECS_CHECK_OK(t, pecs_spinner_start(&s));
+	PECS_SAFE_HOST(t, pecs_spinner_start(&s));
 	fd = open_thread_sampler(t, s.tid, 0);
 	/* The implementation's open or mmap failing is its failure, not the case's setup. */
 	mapped = fd < 0 ? fd : pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r);
@@ -87,7 +88,7 @@ PECS_CASE("Required.Poll.TaskExited.Pollhup", "poll,mmap,pid.other", "POLL-TASK-
 	uint64_t end;
 	int fd, mapped, before, after = 0, err;
 
-	PECS_CHECK_OK(t, pecs_spinner_start(&s));
+	PECS_SAFE_HOST(t, pecs_spinner_start(&s));
 	fd = open_thread_sampler(t, s.tid, 0);
 	mapped = fd < 0 ? fd : pecs_ring_map(t, fd, 1, PROT_READ | PROT_WRITE, &r);
 	if (mapped < 0) {

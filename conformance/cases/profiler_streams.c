@@ -19,7 +19,6 @@
 #include "pecs/toolkit/profiler.h"
 #include "pecs/toolkit/wait.h"
 
-#define FXT_MAGIC 0x0016547846040010ull
 #define FXT_PROFILER 10ull
 #define FXT_BACKTRACE 2ull
 
@@ -139,7 +138,7 @@ PECS_CASE("Required.Profiler.Fxt.FuchsiaUnitTestExample",
 	struct fxt f = {.n = 0};
 	struct pecs_replay r;
 
-	fxt_word(&f, FXT_MAGIC);
+	fxt_word(&f, PECS_FXT_MAGIC_WORD);
 	fxt_backtrace(&f, 1000, 1001, 1002, &ip1, 1);
 	fxt_backtrace(&f, 2000, 9999, 9998, &ip2, 1);
 	memset(&r, 0, sizeof(r));
@@ -161,8 +160,6 @@ PECS_CASE("Required.Profiler.Stream.EmptyOrShortNoRecords",
 	  "profiler.replay,mmap", "STREAM-DETECT,FXT-SIZE-PAST-END,MARKUP-BLOCK,PROF-DISABLE-DRAIN")
 {
 	static const uint8_t empty[1] = {0};
-	static const uint8_t magic3[] = {0x10, 0x00, 0x04};
-	static const uint8_t magic7[] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16};
 	static const char pid_only[] = "1001\n";
 	static const char no_frames[] = "42\n43\n";
 	static const char half_line[] = "42\n43";
@@ -173,8 +170,8 @@ PECS_CASE("Required.Profiler.Stream.EmptyOrShortNoRecords",
 		int fxt, markup; /* which named formats apply (detection always does) */
 	} streams[] = {
 		{"empty stream", empty, 0, 1, 1},
-		{"3 bytes of the magic word", magic3, sizeof(magic3), 1, 0},
-		{"7 bytes of the magic word", magic7, sizeof(magic7), 1, 0},
+		{"3 bytes of the magic word", pecs_fxt_magic, 3, 1, 0},
+		{"7 bytes of the magic word", pecs_fxt_magic, 7, 1, 0},
 		{"a pid line alone", (const uint8_t *)pid_only, sizeof(pid_only) - 1, 0, 1},
 		{"pid and tid without frames", (const uint8_t *)no_frames, sizeof(no_frames) - 1, 1, 1},
 		{"an unterminated tid line", (const uint8_t *)half_line, sizeof(half_line) - 1, 0, 1},
@@ -210,9 +207,9 @@ PECS_CASE("Required.Profiler.Stream.EmptyOrShortNoRecords",
 PECS_CASE("Required.Profiler.SetProfiler.CountingEventRefused",
 	  "profiler.replay,counting", "PROF-REPLAY,PROF-REPLAY-SAMPLING-ONLY")
 {
-	static const uint8_t magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
 	struct pecs_profiler_stream st = {
-		.size = sizeof(st), .format = PECS_STREAM_FXT, .data = magic, .len = sizeof(magic),
+		.size = sizeof(st), .format = PECS_STREAM_FXT, .data = pecs_fxt_magic,
+		.len = sizeof(pecs_fxt_magic),
 	};
 	struct pecs_attr a;
 	uint64_t value = 0;
@@ -253,7 +250,7 @@ PECS_CASE("Required.Profiler.KoidMap.UnmappedSamplesDropped",
 	size_t want_len = 0, tl = 0;
 
 	/* FXT: no init record, so one tick is one ns (fxt-spec). */
-	fxt_word(&f, FXT_MAGIC);
+	fxt_word(&f, PECS_FXT_MAGIC_WORD);
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
 		uint64_t ip = 0x500000 + 0x10 * i, ticks = 100 * (i + 1);
 

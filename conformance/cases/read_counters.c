@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/safe.h"
 
 #define RF_TE (PECS_FORMAT_TOTAL_TIME_ENABLED)
 #define FAULT_PAGES 256
@@ -50,10 +51,8 @@ PECS_CASE("Required.Read.Count.PageFaultsOfTouchedPages", "counting", "READ-COUN
 		pecs_attr_counting(t, &a, cfgs[i]);
 		fds[i] = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	}
-	p = mmap(NULL, (size_t)page * FAULT_PAGES, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		PECS_BROKEN(t, "mmap of %d pages failed", FAULT_PAGES);
+	p = PECS_SAFE_MMAP(t, NULL, (size_t)page * FAULT_PAGES, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	/* one fault per page: no huge page may back the range */
 	madvise(p, (size_t)page * FAULT_PAGES, MADV_NOHUGEPAGE);
 	for (int i = 0; i < 3; i++)

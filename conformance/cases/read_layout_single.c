@@ -31,7 +31,7 @@ static void check_single(struct pecs_t *t, uint64_t rf)
 
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, rf);
 	fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &id));
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	PECS_CHECK_OK(t, pecs_cnt_run(t, fd, 0, 2000000));
 
 	/* a larger buffer: exactly the layout's size comes back and nothing past it moves */

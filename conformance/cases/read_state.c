@@ -29,7 +29,7 @@ PECS_CASE("Required.Read.Disabled.ValuesZero", "counting", "READ-DISABLED-ZERO,R
 
 	pecs_cnt_attr(t, &attr, PECS_SW_TASK_CLOCK, RF_TIMES_ID);
 	int fd = PECS_OPEN(t, &attr, 0, -1, -1, 0);
-	PECS_CHECK_OK(t, pecs_cnt_id(t, fd, &id));
+	PECS_CHECK_OK(t, pecs_event_id(t, fd, &id));
 	pecs_burn_user(2000000);
 	PECS_CHECK_EQ(t, read_counts(t, fd, &c), sizeof(c));
 	PECS_CHECK_EQ(t, c.value, 0);

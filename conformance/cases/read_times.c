@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "pecs/toolkit/counting.h"
+#include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/thread.h"
 #include "pecs/toolkit/wait.h"
 
@@ -106,7 +107,7 @@ PECS_CASE("Required.Read.Times.FinishedThreadFrozen", "counting,pid.other", "REA
 	uint64_t end;
 	int fd, err;
 
-	PECS_CHECK_OK(t, pecs_spinner_start(&s));
+	PECS_SAFE_HOST(t, pecs_spinner_start(&s));
 	pecs_cnt_attr(t, &a, PECS_SW_TASK_CLOCK, RF_TIMES);
 	a.flags &= ~PECS_ATTR_DISABLED;
 	fd = pecs_open(t, &a, s.tid, -1, -1, 0);

@@ -12,6 +12,7 @@
 #include "pecs/toolkit/host.h"
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
+#include "pecs/toolkit/safe.h"
 
 #define PERIOD_NS 100000ull
 #define TURN_NS (20 * 1000000ull)
@@ -90,9 +91,8 @@ static void *huge_loop(struct pecs_t *t, struct huge_map *m, const char **why)
 		return NULL;
 	}
 	m->len = 2 * HUGE;
-	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m->base == MAP_FAILED)
-		PECS_BROKEN(t, "mmap of %zu bytes: %s", m->len, pecs_errname(errno));
+	m->base = PECS_SAFE_MMAP(t, NULL, m->len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	pecs_defer(t, unmap, m);
 	p = m->base;
 	aligned = (uint8_t *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
@@ -101,8 +101,7 @@ static void *huge_loop(struct pecs_t *t, struct huge_map *m, const char **why)
 		return NULL;
 	}
 	memcpy(aligned, loop_code, sizeof(loop_code));
-	if (mprotect(aligned, HUGE, PROT_READ | PROT_EXEC))
-		PECS_BROKEN(t, "mprotect: %s", pecs_errname(errno));
+	PECS_SAFE_SYS(t, mprotect(aligned, HUGE, PROT_READ | PROT_EXEC));
 	__builtin___clear_cache((char *)aligned, (char *)aligned + sizeof(loop_code));
 	if (!fully_pmd_mapped((uint64_t)(uintptr_t)aligned)) {
 		*why = "the host gave no transparent huge page for a MADV_HUGEPAGE mapping "

@@ -16,6 +16,7 @@
 
 #include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 
 #define EXEC_PATH "/bin/true"
 #define EXEC_COMM "true"
@@ -50,7 +51,7 @@ static void record_child(struct pecs_t *t, struct run *out)
 
 	if (access(EXEC_PATH, X_OK))
 		PECS_ENV_SKIP(t, "no %s to execute", EXEC_PATH);
-	PECS_CHECK_OK(t, pecs_kid_start(t, &o, &k), "the child's setup");
+	PECS_SAFE_HOST(t, pecs_kid_start(t, &o, &k));
 	kid = pecs_kid_pid(k);
 	pecs_attr_sampling(t, &a, PECS_SW_CPU_CLOCK, PERIOD_NS, PECS_SAMPLE_IP | PECS_SAMPLE_TID |
 			   PECS_SAMPLE_TIME);

@@ -11,7 +11,7 @@
 
 #include "pecs/toolkit/ring.h"
 
-#define PERIOD_NS 100000ull
+#define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
 #define SAMPLES 8
 
 struct walk {
@@ -77,18 +77,6 @@ static void run_walk(struct pecs_t *t, int fd, int enable_fd, int group, struct 
 	PECS_CHECK_OK(t, ret);
 }
 
-static int open_sampler(struct pecs_t *t, uint64_t st, uint64_t rf, int group_fd)
-{
-	struct pecs_attr a;
-
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, PERIOD_NS, st);
-	a.read_format = rf;
-	/* User-only chains: 6.12 asks for privilege when a chain may reach the kernel. */
-	if (st & PECS_SAMPLE_CALLCHAIN)
-		a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL;
-	return pecs_open(t, &a, 0, -1, group_fd, 0);
-}
-
 static void check_ip(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	(void)w;
@@ -101,9 +89,8 @@ PECS_CASE("Required.Record.Sample.IpTidTime", "mmap,sampling",
 {
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_TIME,
 			 .nr_members = 1};
-	int fd = open_sampler(t, w.st, 0, -1);
+	int fd = PECS_SAMPLER(t, .sample_type = w.st);
 
-	PECS_CHECK_OK(t, fd);
 	run_walk(t, fd, fd, 0, &w, check_ip);
 }
 
@@ -131,9 +118,8 @@ PECS_CASE("Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
 			       PECS_SAMPLE_TIME | PECS_SAMPLE_ID | PECS_SAMPLE_STREAM_ID |
 			       PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD,
 			 .nr_members = 1};
-	int fd = open_sampler(t, w.st, 0, -1);
+	int fd = PECS_SAMPLER(t, .sample_type = w.st);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
 	run_walk(t, fd, fd, 0, &w, check_ids);
 }
@@ -181,8 +167,7 @@ PECS_CASE("Required.Record.Sample.CpuIsThePinnedCpu", "mmap,sampling", "REC-SAMP
 		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(errno));
 	pecs_defer(t, restore_affinity, &saved);
 	w.cpu = (uint32_t)cpu;
-	fd = open_sampler(t, w.st, 0, -1);
-	PECS_CHECK_OK(t, fd);
+	fd = PECS_SAMPLER(t, .sample_type = w.st);
 	run_walk(t, fd, fd, 0, &w, check_pinned_cpu);
 }
 
@@ -219,9 +204,8 @@ PECS_CASE("Required.Record.Sample.CallchainUserContextFirst", "mmap,sampling",
 			       PECS_SAMPLE_TIME | PECS_SAMPLE_ID | PECS_SAMPLE_STREAM_ID |
 			       PECS_SAMPLE_CPU | PECS_SAMPLE_PERIOD | PECS_SAMPLE_CALLCHAIN,
 			 .nr_members = 1};
-	int fd = open_sampler(t, w.st, 0, -1);
+	int fd = PECS_SAMPLER(t, .sample_type = w.st);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
 	run_walk(t, fd, fd, 0, &w, check_callchain);
 }
@@ -253,9 +237,8 @@ PECS_CASE("Required.Record.Sample.ReadWithId", "mmap,sampling", "REC-SAMPLE-SIZE
 			 .rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING |
 			       PECS_FORMAT_ID,
 			 .nr_members = 1};
-	int fd = open_sampler(t, w.st, w.rf, -1);
+	int fd = PECS_SAMPLER(t, .sample_type = w.st, .read_format = w.rf);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
 	run_walk(t, fd, fd, 0, &w, check_read_single);
 	PECS_CHECK(t, w.last_value > 0, "the count in the samples never left 0");
@@ -284,9 +267,8 @@ PECS_CASE("Required.Record.Sample.ReadGroupLeaderFirst",
 			 .rf = PECS_FORMAT_GROUP | PECS_FORMAT_ID | PECS_FORMAT_TOTAL_TIME_ENABLED,
 			 .nr_members = 2};
 	struct pecs_attr a;
-	int leader = open_sampler(t, w.st, w.rf, -1), member;
+	int leader = PECS_SAMPLER(t, .sample_type = w.st, .read_format = w.rf), member;
 
-	PECS_CHECK_OK(t, leader);
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	a.read_format = w.rf;
 	member = PECS_OPEN(t, &a, 0, -1, leader, 0);
@@ -311,8 +293,8 @@ PECS_CASE("Required.Record.Sample.GroupMemberCarriesOwnId",
 
 	pecs_attr_counting(t, &a, PECS_SW_TASK_CLOCK);
 	leader = PECS_OPEN(t, &a, 0, -1, -1, 0);
-	member = open_sampler(t, w.st, 0, leader);
-	PECS_CHECK_OK(t, member);
+	member = PECS_SAMPLER(t, .sample_type = w.st,
+			      .flags = PECS_SAMPLER_IN_GROUP, .group_fd = leader);
 	PECS_CHECK_OK(t, pecs_event_id(t, leader, &leader_id));
 	PECS_CHECK_OK(t, pecs_event_id(t, member, &w.ids[0]));
 	PECS_CHECK(t, leader_id != w.ids[0], "leader and member share an id");
@@ -339,9 +321,8 @@ PECS_CASE("Required.Record.Sample.AllSoftwareFieldsInOrder", "mmap,sampling",
 			 .rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING |
 			       PECS_FORMAT_ID,
 			 .nr_members = 1};
-	int fd = open_sampler(t, w.st, w.rf, -1);
+	int fd = PECS_SAMPLER(t, .sample_type = w.st, .read_format = w.rf);
 
-	PECS_CHECK_OK(t, fd);
 	PECS_CHECK_OK(t, pecs_event_id(t, fd, &w.ids[0]));
 	run_walk(t, fd, fd, 0, &w, check_all);
 }

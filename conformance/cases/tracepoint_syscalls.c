@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/task.h"
 
 #define CALLS 7
@@ -179,7 +180,7 @@ PECS_CASE("Required.Record.Comm.SetNameWritesComm", "mmap,tracepoint.syscalls",
 	char name[16], want[16];
 	int fd, n = 0, ret;
 
-	PECS_CHECK_OK(t, prctl(PR_GET_NAME, old_name, 0, 0, 0) ? -errno : 0);
+	PECS_SAFE_SYS(t, prctl(PR_GET_NAME, old_name, 0, 0, 0));
 	pecs_defer(t, restore_name, NULL);
 	pecs_attr_counting(t, &a, PECS_SW_DUMMY);
 	a.flags |= PECS_ATTR_COMM | PECS_ATTR_SAMPLE_ID_ALL;

@@ -68,6 +68,19 @@ int pecs_open(struct pecs_t *t, struct pecs_attr *attr, pid_t pid, int cpu, int 
 	return fd;
 }
 
+int pecs_open_safe(struct pecs_t *t, const char *file, int line, struct pecs_attr *attr,
+		   pid_t pid, int cpu, int group_fd, unsigned long flags)
+{
+	int fd = pecs_open(t, attr, pid, cpu, group_fd, flags);
+
+	if (fd < 0)
+		pecs_end(t, PECS_FAIL, file, line,
+			 "perf_event_open(type %u, config %#llx, pid %d, cpu %d, group_fd %d, "
+			 "flags %#lx) failed: %s", attr->type, (unsigned long long)attr->config,
+			 (int)pid, cpu, group_fd, flags, pecs_retname(fd));
+	return fd;
+}
+
 int pecs_close(struct pecs_t *t, int fd)
 {
 	int r = t->impl->close(t->ctx, fd);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,34 @@ uint64_t pecs_cnt_format_16k(struct pecs_t *t, uint32_t *fit)
 	return rf;
 }
 
+int pecs_cnt_full_group_at(struct pecs_t *t, const char *file, int line, struct pecs_attr *attr,
+			   uint32_t *fit)
+{
+	uint64_t rf = pecs_cnt_format_16k(t, fit);
+	struct rlimit lim;
+	int leader, ret;
+
+	/* a raise only, toward the hard limit: harmless to the cases after this one */
+	if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < *fit + 64 &&
+	    lim.rlim_max >= *fit + 64) {
+		lim.rlim_cur = *fit + 64;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+	pecs_cnt_attr(t, attr, PECS_SW_CPU_CLOCK, rf);
+	leader = pecs_open_safe(t, file, line, attr, 0, -1, -1, 0);
+	for (uint32_t n = 1; n < *fit; n++) {
+		ret = pecs_open(t, attr, 0, -1, leader, 0);
+		if (ret == -EMFILE || ret == -ENFILE)
+			pecs_end(t, PECS_ENV_SKIP, file, line,
+				 "out of fds at event %u: raise RLIMIT_NOFILE above %u", n + 1,
+				 *fit + 16);
+		if (ret < 0)
+			pecs_end(t, PECS_FAIL, file, line, "perf_event_open of member %u of %u: %s",
+				 n + 1, *fit, pecs_retname(ret));
+	}
+	return leader;
+}
+
 struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len)
 {
 	/* 64 KiB is the largest base page of the architectures Linux runs perf on */
@@ -43,12 +72,6 @@ struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *l
 	return &big.attr;
 }
 
-int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id)
-{
-	*id = 0;
-	return pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)id);
-}
-
 int pecs_cnt_open_group(struct pecs_t *t, uint64_t rf, uint32_t nr, int *fds, uint64_t *ids)
 {
 	struct pecs_attr attr;
@@ -63,7 +86,7 @@ int pecs_cnt_open_group(struct pecs_t *t, uint64_t rf, uint32_t nr, int *fds, ui
 		if (fds[i] < 0)
 			return fds[i];
 		if (ids) {
-			err = pecs_cnt_id(t, fds[i], &ids[i]);
+			err = pecs_event_id(t, fds[i], &ids[i]);
 			if (err < 0)
 				return err;
 		}

@@ -1,7 +1,7 @@
 /* Helpers shared by the open, read and group cases (not part of the framework).
  *
- * They return 0 or a negative errno and never record a verdict themselves, so each case
- * keeps its assertions in its own body.
+ * They return 0 or a negative errno and record no verdict (the raw layer, safe.h), but
+ * except pecs_cnt_full_group(), which ends the case where the group cannot be built.
  */
 #ifndef PECS_TOOLKIT_COUNTING_H
 #define PECS_TOOLKIT_COUNTING_H
@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/event.h" /* the counting cases ask their events' ids */
 #include "pecs/vectors.h"
 
 /* The groups built here are small; layouts are checked for up to this many members. */
@@ -26,13 +27,21 @@ void pecs_cnt_attr(struct pecs_t *t, struct pecs_attr *attr, uint64_t config, ui
  * each event's teardown took Debian's RT 6.1 under emulation 20 to 35 ms. */
 uint64_t pecs_cnt_format_16k(struct pecs_t *t, uint32_t *fit);
 
+/* The group pecs_cnt_format_16k() describes, opened whole on this thread: a CPU_CLOCK
+ * leader and *fit - 1 members, all with *attr (filled here), so that the group's read is
+ * exactly 16 KiB. The leader's fd. An implementation whose events are fds needs one per
+ * event: the soft RLIMIT_NOFILE is raised toward the hard one first. SAFE layer (safe.h),
+ * at the caller's line: ENV_SKIP when the process runs out of fds, FAIL when an event
+ * does not open. */
+#define pecs_cnt_full_group(t, attr, fit) \
+	pecs_cnt_full_group_at((t), __FILE__, __LINE__, (attr), (fit))
+int pecs_cnt_full_group_at(struct pecs_t *t, const char *file, int line, struct pecs_attr *attr,
+			   uint32_t *fit);
+
 /* A counting attr of config at the start of a zeroed buffer of *len bytes, at least one
  * page plus 8, for attrs larger than struct pecs_attr. NULL when the host's page is
  * larger than the buffer. The buffer is static: one at a time. */
 struct pecs_attr *pecs_cnt_big_attr(struct pecs_t *t, uint64_t config, size_t *len);
-
-/* PERF_EVENT_IOC_ID into *id. */
-int pecs_cnt_id(struct pecs_t *t, int fd, uint64_t *id);
 
 /* A group of nr TASK_CLOCK events with read_format rf, leader first in fds[0]. The leader
  * is opened disabled and the members enabled, so the whole group starts with one

@@ -10,13 +10,21 @@
 
 #include "pecs/case.h"
 
+/* SAFE-layer checks of the suite itself (safe.h): each ends the case BROKEN at the
+ * caller's line, and is a macro for that line. */
+
 /* BROKEN unless the n rows (stride bytes apart, each with a uint64_t mask at offset off)
  * hold every combination of the bits below max outside `fixed`, each exactly once. */
-void pecs_cover_combinations(struct pecs_t *t, const char *what, const void *rows, size_t n,
-			     size_t stride, size_t off, uint64_t max, uint64_t fixed);
+#define pecs_cover_combinations(t, ...) \
+	pecs_cover_combinations_at((t), __FILE__, __LINE__, __VA_ARGS__)
+void pecs_cover_combinations_at(struct pecs_t *t, const char *file, int line, const char *what,
+				const void *rows, size_t n, size_t stride, size_t off,
+				uint64_t max, uint64_t fixed);
 
 /* BROKEN unless every bit below max is in covered. */
-void pecs_cover_bits(struct pecs_t *t, const char *what, uint64_t covered, uint64_t max);
+#define pecs_cover_bits(t, ...) pecs_cover_bits_at((t), __FILE__, __LINE__, __VA_ARGS__)
+void pecs_cover_bits_at(struct pecs_t *t, const char *file, int line, const char *what,
+			uint64_t covered, uint64_t max);
 
 /* A read-layout table (rows with a uint64_t rf) covers every read_format outside fixed. */
 #define PECS_FORMAT_TABLE_COVERS(t, rows, fixed)                                          \

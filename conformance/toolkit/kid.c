@@ -233,7 +233,7 @@ static long threads_now(void)
  * aborts the child's first pthread_create that reuses its stack ("dup thread with used
  * id"). Under TSan the fork therefore waits until this process is back to the threads
  * it had at its first child (TSan's own among them), 10 s at most. */
-static void wait_for_threads_to_end(struct pecs_t *t)
+static void wait_for_threads_to_end(struct pecs_t *t, const char *file, int line)
 {
 	static long before;
 	long n = threads_now();
@@ -246,31 +246,36 @@ static void wait_for_threads_to_end(struct pecs_t *t)
 		n = threads_now();
 	}
 	if (n > before)
-		PECS_ENV_SKIP(t, "%ld threads were alive after 10 s where the first child was "
-			      "forked beside %ld, and under TSan a child forked beside a live "
-			      "thread cannot start one of its own", n, before);
+		pecs_end(t, PECS_ENV_SKIP, file, line,
+			 "%ld threads were alive after 10 s where the first child was forked "
+			 "beside %ld, and under TSan a child forked beside a live thread cannot "
+			 "start one of its own", n, before);
 }
 #else
-static void wait_for_threads_to_end(struct pecs_t *t)
+static void wait_for_threads_to_end(struct pecs_t *t, const char *file, int line)
 {
 	(void)t;
+	(void)file;
+	(void)line;
 }
 #endif
 
-int pecs_kid_start(struct pecs_t *t, const struct pecs_kid_opts *o,
-		     struct pecs_kid **out)
+int pecs_kid_start_at(struct pecs_t *t, const char *file, int line,
+		      const struct pecs_kid_opts *o, struct pecs_kid **out)
 {
 	struct pecs_kid *c;
 	int sv[2];
 	int32_t err;
 
-	wait_for_threads_to_end(t);
+	wait_for_threads_to_end(t, file, line);
 	c = calloc(1, sizeof(*c));
 	if (!c || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		PECS_BROKEN(t, "socketpair: %s", pecs_errname(errno));
+		pecs_end(t, PECS_BROKEN, file, line, "pecs_kid_start: %s failed: %s",
+			 c ? "socketpair(AF_UNIX, SOCK_STREAM)" : "calloc", pecs_errname(errno));
 	c->pid = fork();
 	if (c->pid < 0)
-		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
+		pecs_end(t, PECS_BROKEN, file, line, "pecs_kid_start: fork() failed: %s",
+			 pecs_errname(errno));
 	if (c->pid == 0) {
 		close(sv[0]);
 		child_main(o, sv[1]);
@@ -280,7 +285,8 @@ int pecs_kid_start(struct pecs_t *t, const struct pecs_kid_opts *o,
 	pecs_defer(t, child_end, c);
 	*out = c;
 	if (pecs_kid_xfer(c->fd, &err, sizeof(err), 0))
-		PECS_BROKEN(t, "the child %d did not start", (int)c->pid);
+		pecs_end(t, PECS_BROKEN, file, line, "pecs_kid_start: the child %d did not start",
+			 (int)c->pid);
 	return -err;
 }
 
@@ -289,7 +295,8 @@ pid_t pecs_kid_pid(const struct pecs_kid *c)
 	return c->pid;
 }
 
-pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd)
+pid_t pecs_kid_do_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+		     enum pecs_kid_cmd cmd)
 {
 	char b = (char)cmd;
 	int32_t id = 0;
@@ -297,18 +304,22 @@ pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd)
 
 	if (pecs_kid_xfer(c->fd, &b, 1, 1) ||
 	    (answered && pecs_kid_xfer(c->fd, &id, sizeof(id), 0)))
-		PECS_BROKEN(t, "the child %d did not do '%c'", (int)c->pid, b);
+		pecs_end(t, PECS_BROKEN, file, line, "pecs_kid_do: the child %d did not do '%c'",
+			 (int)c->pid, b);
 	return id;
 }
 
-void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si)
+void pecs_kid_wait_zombie_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+			     siginfo_t *si)
 {
 	for (;;) {
 		memset(si, 0, sizeof(*si));
 		if (waitid(P_PID, (id_t)c->pid, si, WEXITED | WNOWAIT)) {
 			if (errno == EINTR)
 				continue;
-			PECS_BROKEN(t, "waitid: %s", pecs_errname(errno));
+			pecs_end(t, PECS_BROKEN, file, line,
+				 "pecs_kid_wait_zombie: waitid(P_PID, %d, WEXITED | WNOWAIT) "
+				 "failed: %s", (int)c->pid, pecs_errname(errno));
 		}
 		if (si->si_code != CLD_TRAPPED && si->si_code != CLD_STOPPED)
 			return;
@@ -316,7 +327,8 @@ void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si)
 	}
 }
 
-void pecs_kid_reap(struct pecs_t *t, struct pecs_kid *c, struct rusage *ru)
+void pecs_kid_reap_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+		      struct rusage *ru)
 {
 	int status;
 
@@ -327,7 +339,9 @@ void pecs_kid_reap(struct pecs_t *t, struct pecs_kid *c, struct rusage *ru)
 		if (r == c->pid && !WIFSTOPPED(status))
 			break;
 		if (r < 0 && errno != EINTR)
-			PECS_BROKEN(t, "wait4: %s", pecs_errname(errno));
+			pecs_end(t, PECS_BROKEN, file, line,
+				 "pecs_kid_reap: wait4(%d) failed: %s", (int)c->pid,
+				 pecs_errname(errno));
 	}
 	c->reaped = 1;
 }

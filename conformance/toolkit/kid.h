@@ -7,6 +7,10 @@
  * Every command ends on CPU time burned or on the kernel finishing a task, never on the
  * wall clock, and the channel retries what a ptrace stop interrupts: a child traced by
  * an implementation that samples from outside answers as an untraced one does.
+ *
+ * The child is the suite's, not the implementation's: these calls belong to the SAFE
+ * layer (safe.h) and end the case BROKEN, at the caller's line, when the host fails them.
+ * They are macros for that line.
  */
 #ifndef PECS_TOOLKIT_KID_H
 #define PECS_TOOLKIT_KID_H
@@ -54,24 +58,33 @@ enum pecs_kid_cmd {
 struct pecs_kid;
 
 /* Fork the child and wait until it is set up. 0, or the errno of its setup as a negative
- * number (it has exited then). *out is set either way; the case's deferred cleanup ends
- * and frees it. BROKEN when no child can be started. */
-int pecs_kid_start(struct pecs_t *t, const struct pecs_kid_opts *o,
-		     struct pecs_kid **out);
+ * number (it has exited then): what a refused uid or CPU means is the case's to say
+ * (ENV_SKIP, or PECS_SAFE_HOST() for BROKEN). *out is set either way; the case's
+ * deferred cleanup ends and frees it. BROKEN when no child can be started. */
+#define pecs_kid_start(t, o, out) pecs_kid_start_at((t), __FILE__, __LINE__, (o), (out))
+int pecs_kid_start_at(struct pecs_t *t, const char *file, int line,
+		      const struct pecs_kid_opts *o, struct pecs_kid **out);
 
 pid_t pecs_kid_pid(const struct pecs_kid *c);
 
 /* Send cmd and wait for its answer where one comes. BROKEN when the child does not
  * answer. */
-pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd);
+#define pecs_kid_do(t, c, cmd) pecs_kid_do_at((t), __FILE__, __LINE__, (c), (cmd))
+pid_t pecs_kid_do_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+		     enum pecs_kid_cmd cmd);
 
 /* Wait until the child has exited, leaving it a zombie (WNOWAIT), and fill *si. A
  * ptrace stop of a tracer in this process is reported to this wait too, and is waited
  * past. */
-void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si);
+#define pecs_kid_wait_zombie(t, c, si) \
+	pecs_kid_wait_zombie_at((t), __FILE__, __LINE__, (c), (si))
+void pecs_kid_wait_zombie_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+			     siginfo_t *si);
 
 /* Reap the exited child; its rusage into *ru when ru is not NULL. */
-void pecs_kid_reap(struct pecs_t *t, struct pecs_kid *c, struct rusage *ru);
+#define pecs_kid_reap(t, c, ru) pecs_kid_reap_at((t), __FILE__, __LINE__, (c), (ru))
+void pecs_kid_reap_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
+		      struct rusage *ru);
 
 /* The whole of n bytes over a stream socket (out: sent, else received), retrying what a
  * signal or a ptrace stop interrupts; a send to a closed end is -1, not SIGPIPE. 0 or -1.

@@ -10,7 +10,11 @@
 #define DEFAULT_PERIOD_NS 1000000ull
 #define MAX_DATA_PAGES 64u
 
-const uint8_t pecs_fxt_magic[8] = {0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00};
+#define MAGIC_BYTE(i) ((uint8_t)(PECS_FXT_MAGIC_WORD >> (8 * (i))))
+const uint8_t pecs_fxt_magic[8] = {
+	MAGIC_BYTE(0), MAGIC_BYTE(1), MAGIC_BYTE(2), MAGIC_BYTE(3),
+	MAGIC_BYTE(4), MAGIC_BYTE(5), MAGIC_BYTE(6), MAGIC_BYTE(7),
+};
 
 /* Room for twice the expected bytes, so an implementation that writes too much shows
  * its extra records instead of wrapping over the expected ones. */

@@ -71,7 +71,7 @@ const char *pecs_replay_diff(const uint8_t *got, size_t got_len, const uint8_t *
  * the vectors were computed with: otherwise their ring bytes do not apply here. */
 int pecs_vector_fits_host(struct pecs_t *t, const struct pecs_vec_stream *v);
 
-/* The FXT magic-number record, little-endian. */
+/* PECS_FXT_MAGIC_WORD as the stream carries it, little-endian. */
 extern const uint8_t pecs_fxt_magic[8];
 
 /* Whether detection must pick the vector's own format: an FXT stream whose first bytes

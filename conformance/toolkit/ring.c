@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/counting.h" /* the read_format part of a sample */
 #include "pecs/toolkit/wait.h"
 
 #include <string.h>
@@ -7,25 +8,27 @@
 #include <sys/resource.h>
 #include <time.h>
 
-uint64_t pecs_ring_pages_past_mlock(struct pecs_t *t, uint64_t max_pages, uint64_t *allowed)
+uint64_t pecs_ring_pages_past_mlock_at(struct pecs_t *t, const char *file, int line,
+				       uint64_t max_pages, uint64_t *allowed)
 {
 	const struct pecs_host_facts *h = pecs_host(t);
 	uint64_t pages = 1;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		PECS_ENV_SKIP(t, "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
+		pecs_end(t, PECS_ENV_SKIP, file, line,
+			 "RLIMIT_MEMLOCK is unlimited: no limit to exceed");
 	if (h->mlock_kb <= 0 || h->ncpus <= 0 || h->page_size <= 0)
-		PECS_BROKEN(t, "host facts: mlock_kb %d, %d cpus, page %ld", h->mlock_kb, h->ncpus,
-			    h->page_size);
+		pecs_end(t, PECS_BROKEN, file, line, "host facts: mlock_kb %d, %d cpus, page %ld",
+			 h->mlock_kb, h->ncpus, h->page_size);
 	*allowed = (uint64_t)h->mlock_kb * 1024 / (uint64_t)h->page_size * (uint64_t)h->ncpus +
 		   rl.rlim_cur / (uint64_t)h->page_size;
 	/* the user page is charged too: data pages + 1 must be past the limits */
 	while (pages + 1 <= *allowed)
 		pages *= 2;
 	if (pages > max_pages)
-		PECS_ENV_SKIP(t, "the limits allow %llu pages: a ring past them is too large to "
-			      "map here", (unsigned long long)*allowed);
+		pecs_end(t, PECS_ENV_SKIP, file, line, "the limits allow %llu pages: a ring past "
+			 "them is too large to map here", (unsigned long long)*allowed);
 	return pages;
 }
 
@@ -160,18 +163,6 @@ int pecs_burn_event(struct pecs_t *t, int fd, uint64_t ns, unsigned int limit_ms
 
 /* ---- samples ------------------------------------------------------------------ */
 
-size_t pecs_read_size(uint64_t read_format, unsigned int nr_members)
-{
-	size_t per_value = 8 * (1 + !!(read_format & PECS_FORMAT_ID) +
-				!!(read_format & PECS_FORMAT_LOST));
-	size_t times = 8 * (!!(read_format & PECS_FORMAT_TOTAL_TIME_ENABLED) +
-			    !!(read_format & PECS_FORMAT_TOTAL_TIME_RUNNING));
-
-	if (read_format & PECS_FORMAT_GROUP)
-		return 8 + times + nr_members * per_value;
-	return times + per_value;
-}
-
 size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int nr_members,
 			uint64_t nr_ips)
 {
@@ -184,7 +175,7 @@ size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int
 		      8 * (size_t)__builtin_popcountll(sample_type & fixed);
 
 	if (sample_type & PECS_SAMPLE_READ)
-		size += pecs_read_size(read_format, nr_members);
+		size += pecs_cnt_read_size(read_format, nr_members);
 	if (sample_type & PECS_SAMPLE_CALLCHAIN)
 		size += 8 * (size_t)(1 + nr_ips);
 	return size;
@@ -319,24 +310,4 @@ int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
 		}
 	}
 	return nr_ids ? -EBADMSG : 0;
-}
-
-/* ---- event helpers -------------------------------------------------------------- */
-
-int pecs_event_id(struct pecs_t *t, int fd, uint64_t *id)
-{
-	return pecs_ioctl(t, fd, PECS_IOC_ID, (unsigned long)id);
-}
-
-int pecs_event_value(struct pecs_t *t, int fd, uint64_t *value)
-{
-	uint64_t buf[PECS_READ_SIZE_MAX / 8];
-	ssize_t n = pecs_read(t, fd, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	if (n < 8)
-		return -EBADMSG;
-	*value = buf[0];
-	return 0;
 }

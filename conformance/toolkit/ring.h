@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/event.h" /* the ring cases open samplers and ask their ids */
 
 struct pecs_ring {
 	struct pecs_mmap_page *meta;
@@ -33,10 +34,13 @@ int pecs_ring_map(struct pecs_t *t, int fd, unsigned int data_pages, int prot,
 
 /* The data pages (a power of two) of the smallest ring that the locked-memory limits do
  * not cover: perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK, as an unprivileged mmap is
- * charged. *allowed gets what the limits allow. Ends the case as ENV_SKIP when
- * RLIMIT_MEMLOCK is unlimited or that ring would be over max_pages, and as BROKEN when the
- * host facts cannot size it. */
-uint64_t pecs_ring_pages_past_mlock(struct pecs_t *t, uint64_t max_pages, uint64_t *allowed);
+ * charged. *allowed gets what the limits allow. Ends the case, at the caller's line, as
+ * ENV_SKIP when RLIMIT_MEMLOCK is unlimited or that ring would be over max_pages, and as
+ * BROKEN when the host facts cannot size it. */
+#define pecs_ring_pages_past_mlock(t, max_pages, allowed) \
+	pecs_ring_pages_past_mlock_at((t), __FILE__, __LINE__, (max_pages), (allowed))
+uint64_t pecs_ring_pages_past_mlock_at(struct pecs_t *t, const char *file, int line,
+				       uint64_t max_pages, uint64_t *allowed);
 
 /* data_head, loaded with acquire so the record bytes before it are visible. */
 uint64_t pecs_ring_head(const struct pecs_ring *r);
@@ -104,12 +108,10 @@ int pecs_parse_sample(const struct pecs_record_header *rec, uint64_t sample_type
 		      uint64_t read_format, struct pecs_parsed_sample *s);
 
 /* The size a sample must have, from the sample_type/read_format arithmetic alone
- * (independent of the parser): header + fixed fields + read + callchain. */
+ * (independent of the parser): header + fixed fields + read (pecs_cnt_read_size() of
+ * counting.h) + callchain. */
 size_t pecs_sample_size(uint64_t sample_type, uint64_t read_format, unsigned int nr_members,
 			uint64_t nr_ips);
-
-/* The bytes a read() of read_format returns for nr_members events. */
-size_t pecs_read_size(uint64_t read_format, unsigned int nr_members);
 
 /* PERF_RECORD_LOST body: {u64 id; u64 lost}. 0 or -EBADMSG. */
 int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t *lost);
@@ -121,12 +123,5 @@ int pecs_parse_lost(const struct pecs_record_header *rec, uint64_t *id, uint64_t
  * 0, or -EBADMSG when the record is none of that. */
 int pecs_ring_lost_ok(const struct pecs_record_header *rec, const uint64_t *ids,
 		      unsigned int nr_ids, uint64_t *total);
-
-/* ---- event helpers the ring cases share ------------------------------------------ */
-
-/* PERF_EVENT_IOC_ID into *id. 0 or -errno. */
-int pecs_event_id(struct pecs_t *t, int fd, uint64_t *id);
-/* The first u64 a read() returns (the value of a non-group read_format). */
-int pecs_event_value(struct pecs_t *t, int fd, uint64_t *value);
 
 #endif /* PECS_TOOLKIT_RING_H */

@@ -16,7 +16,6 @@
 
 #include "snapshot.h"
 
-#define FXT_MAGIC 0x0016547846040010ull
 #define MAX_IPS 256
 
 struct stream_reader {
@@ -285,7 +284,7 @@ int snap_collect(struct snap_event *ev, long page_size)
 	while (got < sizeof(head) && (n = stream_read(&r, head + got, sizeof(head) - got)) > 0)
 		got += n;
 	int err = 0;
-	if (got == 8 && word(head) == FXT_MAGIC)
+	if (got == 8 && word(head) == PECS_FXT_MAGIC_WORD)
 		collect_fxt(ev, ev->stream, ev->stream_len, page_size);
 	else if (got > 0)
 		err = collect_text(ev, &r, page_size); /* the peeked bytes are not parsed */

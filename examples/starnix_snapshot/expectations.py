@@ -68,7 +68,7 @@ RULES = [
     ("leaderid", r"^Required\.Profiler\.Group\.MemberSamplesCarryMemberId$",
      r"IDENTIFIER (\d+), ID \1; the member's id is \d+, the leader's \1$"),
     ("misc", r"^Required\.Profiler\.", r"got 0x01, want 0x02|ring holds \d+ bytes, want"),
-    ("ioctl", None, r"pecs_cnt_id|PECS_IOC_ID"),
+    ("ioctl", None, r"pecs_event_id|PECS_IOC_ID"),
     ("ioctl", r"Ioctl\.(Id|Period|Refresh|SetBpf|SetFilter|QueryBpf|ModifyAttributes|"
               r"SetOutput|PauseOutput)\.", None),
     ("group", r"^Required\.Group\.|ReadSizeOver16KiB|ReadSizeAfterClock|AnySoftwareEventJoins|"

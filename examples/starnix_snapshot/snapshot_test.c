@@ -192,7 +192,7 @@ static void fxt_samples_carry_the_leaders_id(void **state)
 	(void)state;
 	const uint64_t n = 2;
 	uint64_t fxt[] = {
-		0x0016547846040010ull, /* magic */
+		PECS_FXT_MAGIC_WORD,
 		/* profiler record, backtrace, inline thread, n ips: 4 + n words */
 		10 | (4 + n) << 4 | 2ull << 16 | 0ull << 20 | n << 28,
 		7000, 789, 987, 0x402a964b1499ull, 0x4ae0293bull,

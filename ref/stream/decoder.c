@@ -21,14 +21,15 @@ struct ref_stream_decoder {
 	struct ref_stream_error err;
 };
 
-static const uint8_t magic[8] = { 0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00 };
-
 enum pecs_stream_format ref_stream_detect(const void *data, size_t len)
 {
+	const uint8_t *b = data;
 	size_t n = len < 8 ? len : 8;
 
-	if (memcmp(data, magic, n) != 0)
-		return PECS_STREAM_MARKUP;
+	/* The stream's bytes against the magic word's, little-endian, as far as it goes. */
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (uint8_t)(PECS_FXT_MAGIC_WORD >> (8 * i)))
+			return PECS_STREAM_MARKUP;
 	return n == 8 ? PECS_STREAM_FXT : PECS_STREAM_DETECT;
 }
 

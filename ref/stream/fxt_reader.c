@@ -108,7 +108,7 @@ static uint64_t record_bytes(struct ref_fxt_reader *r, uint64_t h)
 	uint64_t words;
 
 	if (!r->seen_magic) {
-		if (h != REF_FXT_MAGIC_WORD) {
+		if (h != PECS_FXT_MAGIC_WORD) {
 			ref_fxt_reader_fail(r, REF_FXT_E_MISSING_MAGIC);
 			return 0;
 		}

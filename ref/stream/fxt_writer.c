@@ -41,7 +41,7 @@ ssize_t ref_fxt_write_magic(void *buf, size_t cap)
 {
 	if (cap < 8)
 		return -ENOSPC;
-	put64(buf, REF_FXT_MAGIC_WORD);
+	put64(buf, PECS_FXT_MAGIC_WORD);
 	return 8;
 }
 

@@ -20,6 +20,11 @@ enum pecs_stream_format {
 	PECS_STREAM_MARKUP = 2,
 };
 
+/* The first word of every FXT stream, its magic-number record (fxt-spec: a metadata
+ * record, trace-info type 0, magic 0x16547846 in bits 24..55). Detection peeks at it, so
+ * the reader, the writers and the cases must agree on it: this is its one definition. */
+#define PECS_FXT_MAGIC_WORD 0x0016547846040010ull
+
 /* A scripted profiler: the bytes a real profiler session would have written. */
 struct pecs_profiler_stream {
 	size_t size;

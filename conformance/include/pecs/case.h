@@ -276,14 +276,13 @@ int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_strea
 /* -ENOSYS without the entry; toolkit/task.h makes the calls it reports. */
 int pecs_task_event(struct pecs_t *t, const struct pecs_task_event *te);
 
-/* Open that must succeed: evaluates to the fd, or fails the case. */
-#define PECS_OPEN(t, attr, pid, cpu, group_fd, flags)                                     \
-	({                                                                                \
-		int pecs_fd_ = pecs_open((t), (attr), (pid), (cpu), (group_fd), (flags)); \
-		if (pecs_fd_ < 0)                                                         \
-			PECS_FAIL((t), "perf_event_open failed: %s", pecs_retname(pecs_fd_)); \
-		pecs_fd_;                                                                 \
-	})
+/* Open that must succeed: evaluates to the fd, or fails the case at the caller's line,
+ * naming the attr's type and config, the other arguments and the errno (the SAFE form of
+ * pecs_open(); docs/implementing.md, "The case toolkit"). */
+#define PECS_OPEN(t, attr, pid, cpu, group_fd, flags) \
+	pecs_open_safe((t), __FILE__, __LINE__, (attr), (pid), (cpu), (group_fd), (flags))
+int pecs_open_safe(struct pecs_t *t, const char *file, int line, struct pecs_attr *attr,
+		   pid_t pid, int cpu, int group_fd, unsigned long flags);
 
 /* ---- helpers ------------------------------------------------------------------- */
 

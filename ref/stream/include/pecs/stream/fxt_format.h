@@ -7,8 +7,10 @@
 
 #include <stdint.h>
 
-#define REF_FXT_MAGIC_WORD 0x0016547846040010ull
-#define REF_FXT_MAGIC_VALUE 0x16547846u
+#include "pecs/profiler_stream.h"
+
+/* The magic field [24..55] of PECS_FXT_MAGIC_WORD, which a later trace-info record repeats. */
+#define REF_FXT_MAGIC_VALUE ((uint32_t)(PECS_FXT_MAGIC_WORD >> 24))
 #define REF_FXT_WORD 8u
 #define REF_FXT_MAX_WORDS 0xfffu
 
