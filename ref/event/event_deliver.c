@@ -51,6 +51,8 @@ int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
 		.max_stack = ev->attr.sample_max_stack,
 		.type = ev->attr.type,
 		.config = ev->attr.config,
+		.sigtrap = (ev->attr.flags & PECS_ATTR_SIGTRAP) != 0,
+		.sig_data = ev->attr.sig_data,
 	};
 	pthread_mutex_unlock(&env->lock);
 	return 0;

@@ -52,6 +52,8 @@ struct ref_event_info {
 	uint32_t max_stack; /* attr.sample_max_stack as open resolved it */
 	uint32_t type;      /* attr.type and attr.config: which event it is */
 	uint64_t config;
+	int sigtrap;        /* attr.sigtrap: each overflow sends SIGTRAP with sig_data */
+	uint64_t sig_data;
 };
 int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
 

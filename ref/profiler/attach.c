@@ -92,6 +92,9 @@ static int on_start(void *priv, struct ref_event *ev)
 	 * there, so its timer does too. */
 	en.cpu_bound = info.pid >= 0 && info.cpu >= 0;
 	en.cpu = info.cpu;
+	en.sigtrap = info.sigtrap;
+	en.sig_data = info.sig_data;
+	en.sig_type = info.type;
 	en.output = g->output;
 	return ref_profiler_session_enable(g->session, &en);
 }

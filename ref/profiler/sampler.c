@@ -61,6 +61,9 @@ struct sampler {
 	pid_t pid, tid;
 	clockid_t clock;
 	int cpu;              /* -1, or the only CPU the target is sampled on */
+	bool sigtrap;         /* each overflow also raises SIGTRAP on the target thread */
+	uint64_t sig_data;
+	uint32_t sig_type;
 	unsigned rate;        /* the clock's speed limit against wall time (cpu_timer) */
 	unsigned max_frames;
 	enum pecs_stream_format output;
@@ -150,6 +153,28 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
+/* siginfo's _sigfault member: si_addr at 16, then _perf's data (unsigned long) at 24 and
+ * type (u32) at 32, which the C library's siginfo_t does not name. */
+#define SI_PERF_DATA_OFF 24
+#define SI_PERF_TYPE_OFF 32
+#define TRAP_PERF_CODE 6
+
+/* attr.sigtrap: the overflow's SIGTRAP, as perf_sigtrap() sends it, to the thread whose
+ * event overflowed. Queued to this thread from its own handler, so it is taken as the
+ * handler returns, before the thread runs on: synchronous, as the kernel's task work is.
+ * The kernel takes si_code TRAP_PERF (>= 0) from a sender only for its own process. */
+static void send_sigtrap(const struct sampler *s)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGTRAP;
+	si.si_code = TRAP_PERF_CODE;
+	memcpy((char *)&si + SI_PERF_DATA_OFF, &s->sig_data, sizeof(s->sig_data));
+	memcpy((char *)&si + SI_PERF_TYPE_OFF, &s->sig_type, sizeof(s->sig_type));
+	syscall(SYS_rt_tgsigqueueinfo, s->pid, s->tid, SIGTRAP, &si);
+}
+
 /* One signal: the periods the CPU-time clock passed since the last one, usually one.
  * The sample is the stack of this moment; the periods beyond CATCH_UP_MAX are skipped.
  * A TSan build writes up to CATCH_UP_MAX of them, dated back a period apart from the
@@ -179,6 +204,8 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	if (batch == 1)
 		late = 0; /* one sample: dated when its stack was taken */
 	nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
+	if (s->sigtrap)
+		send_sigtrap(s);
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	for (unsigned i = 0; i < batch; i++) {
@@ -333,6 +360,9 @@ static int sampler_configure(struct ref_profiler *p)
 	s->max_frames = p->sampling.callgraph == REF_PROFILER_CALLGRAPH_NONE ? 1 : s->opts.max_frames;
 	s->output = p->output;
 	s->cpu = t->cpu_bound ? t->cpu : -1;
+	s->sigtrap = t->sigtrap;
+	s->sig_data = t->sig_data;
+	s->sig_type = t->sig_type;
 	return 0;
 }
 

@@ -213,6 +213,9 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	target.thread = en->tid;
 	target.cpu_bound = en->cpu_bound;
 	target.cpu = en->cpu;
+	target.sigtrap = en->sigtrap;
+	target.sig_data = en->sig_data;
+	target.sig_type = en->sig_type;
 	cfg.samplings = &sampling;
 	cfg.nr_samplings = 1;
 	cfg.targets = &target;

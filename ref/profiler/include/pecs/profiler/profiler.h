@@ -59,6 +59,9 @@ struct ref_profiler_target {
 	uint64_t koid;       /* process or thread id */
 	uint64_t thread;     /* PROCESS: the thread that takes the samples; 0 = koid itself */
 	int cpu_bound, cpu;  /* sampled only while it runs on cpu (a live sampler) */
+	int sigtrap;         /* a live sampler's SIGTRAP at each overflow, with these */
+	uint64_t sig_data;
+	uint32_t sig_type;
 };
 
 struct ref_profiler_config {

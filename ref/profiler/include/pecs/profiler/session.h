@@ -51,6 +51,11 @@ struct ref_profiler_enable {
 	enum pecs_stream_format output;   /* a live sampler's stream format; 0: FXT */
 	/* A task event bound to a CPU is sampled only while its task runs on cpu. */
 	int cpu_bound, cpu;
+	/* attr.sigtrap: a live sampler sends each overflow's SIGTRAP (TRAP_PERF) to the
+	 * sampled thread, with sig_data and the event's type. */
+	int sigtrap;
+	uint64_t sig_data;
+	uint32_t sig_type;
 };
 
 struct ref_profiler_session_result {
