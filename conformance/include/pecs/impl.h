@@ -49,7 +49,10 @@ struct pecs_impl {
 	 * fd is not an open event, -EINVAL when nr_ips is not 0 and ips is NULL (nothing
 	 * written) */
 	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
-	/* feature profiler.replay: the stream fd's profiler session will serve */
+	/* feature profiler.replay: the stream fd's profiler session will serve. Called on a
+	 * sampling event before it first runs (opened disabled, not enabled yet); once the
+	 * event has a profiler (its own live one starts when it first runs) -EBUSY, and on a
+	 * counting event an error. */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
 	/* feature tracepoint.syscalls: the calling thread did what te says. An implementation
 	 * that sees the caller's system calls itself (the kernel) has nothing to do; one in
