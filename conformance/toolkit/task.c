@@ -75,21 +75,26 @@ static int slurp(const char *path, char *buf, size_t cap)
 
 int pecs_tracefs_syscall(const char *event, uint64_t *id, uint32_t *nargs)
 {
+	return pecs_tracefs_event("syscalls", event, id, nargs);
+}
+
+int pecs_tracefs_event(const char *system, const char *event, uint64_t *id, uint32_t *nargs)
+{
 	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	char path[256], buf[8192];
 	int err = -EACCES;
 
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", roots[i]);
+		snprintf(path, sizeof(path), "%s/events/%s", roots[i], system);
 		if (access(path, R_OK | X_OK))
 			continue;
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s/id", roots[i], event);
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], system, event);
 		err = slurp(path, buf, sizeof(buf));
 		if (err)
 			return err == -EACCES ? err : -ENOENT;
 		*id = strtoull(buf, NULL, 10);
 		*nargs = 0;
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s/format", roots[i], event);
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format", roots[i], system, event);
 		if (slurp(path, buf, sizeof(buf)) == 0)
 			for (const char *p = buf; (p = strstr(p, "offset:")) != NULL; p += 7)
 				if (strtol(p + 7, NULL, 10) >= 16)

@@ -22,5 +22,8 @@ int pecs_task_set_name(struct pecs_t *t, const char *name);
  * arguments its record carries (the format's fields from offset 16 on). 0; -ENOENT when
  * tracefs has no such event; -EACCES when no tracefs can be read. */
 int pecs_tracefs_syscall(const char *event, uint64_t *id, uint32_t *nargs);
+/* The same for the tracepoint <system>:<event> ("raw_syscalls", "sys_enter"); *nargs
+ * counts the format's fields from offset 16 on. */
+int pecs_tracefs_event(const char *system, const char *event, uint64_t *id, uint32_t *nargs);
 
 #endif /* PECS_TOOLKIT_TASK_H */

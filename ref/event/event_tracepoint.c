@@ -23,8 +23,10 @@ static int sees(const struct ref_event *ev, const struct pecs_sample *who)
 
 /* struct syscall_trace_enter / _exit as perf_syscall_enter() and _exit() fill them:
  * the trace_entry header (common_type, flags, preempt count, pid), the call's number,
- * then its arguments or its return, each a u64 from offset 16. The kernel pads the
- * payload so that with its u32 size it fills whole u64s; the pad is zero. */
+ * then its arguments or its return, each a u64 from offset 16. raw_syscalls' records
+ * are the same bytes for a call number >= 0: its id is a long at 8 (the int and its zero
+ * pad), then all six arguments. The kernel pads the payload so that with its u32 size it
+ * fills whole u64s; the pad is zero. */
 static uint32_t build_raw(const struct ref_event *ev, const struct pecs_task_event *te,
 			  const struct pecs_sample *who, uint8_t *raw, size_t cap)
 {
@@ -94,8 +96,12 @@ void ref_event_task_event(struct ref_event *ev, const struct pecs_task_event *te
 		ref_event_sb_comm(ev, &s, te->comm, 0);
 		return;
 	}
-	if (ev->kind != REF_KIND_SYSCALL_TP || !ev->running || ev->tp.nr < 0 ||
-	    ev->tp.nr != te->nr)
+	if (ev->kind != REF_KIND_SYSCALL_TP || !ev->running ||
+	    (!ev->tp.any && (ev->tp.nr < 0 || ev->tp.nr != te->nr)))
+		return;
+	/* raw_syscalls' records are made in the kernel's context (perf_fetch_caller_regs):
+	 * perf_tp_event_match() drops them for an exclude_kernel event. */
+	if (ev->tp.any && (ev->attr.flags & PECS_ATTR_EXCLUDE_KERNEL))
 		return;
 	if ((te->what == PECS_TASK_SYSCALL_EXIT) == ev->tp.exit)
 		hit(ev, te, who);

@@ -53,8 +53,10 @@ int ref_host_stat_comm(pid_t tid, char *comm, size_t len);
  * thread group. 0, or a negative errno (-EINVAL for a line it cannot read). */
 int ref_host_schedstat_ns(pid_t pid, pid_t tid, uint64_t *ns);
 
-/* A syscalls:sys_enter_* or sys_exit_* tracepoint (tracefs.c). */
+/* A syscalls:sys_enter_* or sys_exit_* tracepoint, or raw_syscalls:sys_enter or
+ * sys_exit, which fire for every call (tracefs.c). */
 struct ref_syscall_tp {
+	int any;        /* raw_syscalls: every call, nr -1 */
 	int nr;         /* the call's number; -1 when this libc has no name for it */
 	int exit;       /* sys_exit_*: the record carries ret, not args */
 	uint32_t nargs; /* sys_enter_*: the arguments its record carries */

@@ -1,7 +1,8 @@
-/* The syscalls:* tracepoints as the host's tracefs describes them: an event's id (what
- * attr.config names for PERF_TYPE_TRACEPOINT), the call it traces and, for an entry, how
- * many arguments its record carries. Ids are the running kernel's, handed out at boot,
- * so they are read from tracefs rather than known in advance. */
+/* The syscalls:* and raw_syscalls:* tracepoints as the host's tracefs describes them: an
+ * event's id (what attr.config names for PERF_TYPE_TRACEPOINT), the call it traces (any,
+ * for raw_syscalls) and, for an entry, how many arguments its record carries. Ids are the
+ * running kernel's, handed out at boot, so they are read from tracefs rather than known
+ * in advance. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -42,7 +43,8 @@ static uint32_t count_args(const char *dir, const char *name)
 
 struct tp_entry {
 	uint32_t id;
-	char name[48]; /* sys_enter_... */
+	char name[48]; /* sys_enter_..., or sys_enter / sys_exit of raw_syscalls */
+	int raw;       /* raw_syscalls */
 };
 
 static struct {
@@ -52,6 +54,26 @@ static struct {
 	struct tp_entry *tps;
 	size_t nr;
 } cache = { .once = PTHREAD_ONCE_INIT, .err = -EACCES };
+
+/* raw_syscalls:sys_enter and sys_exit: struct trace_event_raw_sys_enter holds the call's
+ * long id at 8 and its six arguments at 16, _exit the id and the long ret. */
+static void list_raw(const char *root)
+{
+	static const char *const names[] = {"sys_enter", "sys_exit"};
+	char path[512], buf[32];
+
+	for (size_t i = 0; i < 2 && cache.tps && cache.nr < MAX_TPS; i++) {
+		struct tp_entry *e = &cache.tps[cache.nr];
+
+		snprintf(path, sizeof(path), "%s/events/raw_syscalls/%s/id", root, names[i]);
+		if (ref_host_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		e->id = (uint32_t)strtoul(buf, NULL, 10);
+		strcpy(e->name, names[i]);
+		e->raw = 1;
+		cache.nr++;
+	}
+}
 
 static int list(const char *root)
 {
@@ -79,6 +101,7 @@ static int list(const char *root)
 		cache.nr++;
 	}
 	closedir(d);
+	list_raw(root);
 	return 0;
 }
 
@@ -105,6 +128,13 @@ int ref_host_syscall_tp(uint64_t id, struct ref_syscall_tp *tp)
 		if (cache.tps[i].id != id)
 			continue;
 		tp->type = (uint16_t)id;
+		if (cache.tps[i].raw) {
+			tp->any = 1;
+			tp->nr = -1;
+			tp->exit = strcmp(name, "sys_exit") == 0;
+			tp->nargs = tp->exit ? 0 : 6;
+			return 0;
+		}
 		tp->exit = strncmp(name, EXIT, strlen(EXIT)) == 0;
 		tp->nr = ref_host_syscall_nr(name + (tp->exit ? strlen(EXIT) : strlen(ENTER)));
 		snprintf(dir, sizeof(dir), "%s/events/syscalls", cache.root);

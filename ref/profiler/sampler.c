@@ -18,6 +18,7 @@
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
 #include "cpu_timer.h"
+#include "sampler_signals.h"
 #include "pecs/opts.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
@@ -153,28 +154,6 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	return w < 0 ? 0 : len + (size_t)w;
 }
 
-/* siginfo's _sigfault member: si_addr at 16, then _perf's data (unsigned long) at 24 and
- * type (u32) at 32, which the C library's siginfo_t does not name. */
-#define SI_PERF_DATA_OFF 24
-#define SI_PERF_TYPE_OFF 32
-#define TRAP_PERF_CODE 6
-
-/* attr.sigtrap: the overflow's SIGTRAP, as perf_sigtrap() sends it, to the thread whose
- * event overflowed. Queued to this thread from its own handler, so it is taken as the
- * handler returns, before the thread runs on: synchronous, as the kernel's task work is.
- * The kernel takes si_code TRAP_PERF (>= 0) from a sender only for its own process. */
-static void send_sigtrap(const struct sampler *s)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	si.si_signo = SIGTRAP;
-	si.si_code = TRAP_PERF_CODE;
-	memcpy((char *)&si + SI_PERF_DATA_OFF, &s->sig_data, sizeof(s->sig_data));
-	memcpy((char *)&si + SI_PERF_TYPE_OFF, &s->sig_type, sizeof(s->sig_type));
-	syscall(SYS_rt_tgsigqueueinfo, s->pid, s->tid, SIGTRAP, &si);
-}
-
 /* One signal: the periods the CPU-time clock passed since the last one, usually one.
  * The sample is the stack of this moment; the periods beyond CATCH_UP_MAX are skipped.
  * A TSan build writes up to CATCH_UP_MAX of them, dated back a period apart from the
@@ -205,7 +184,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 		late = 0; /* one sample: dated when its stack was taken */
 	nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
 	if (s->sigtrap)
-		send_sigtrap(s);
+		ref_sampler_send_sigtrap(s->pid, s->tid, s->sig_data, s->sig_type);
 
 	e.cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	for (unsigned i = 0; i < batch; i++) {
@@ -291,29 +270,6 @@ static int install_handler(int signo)
 		return -errno;
 	atomic_store_explicit(&installed[signo], 1, memory_order_release);
 	return 0;
-}
-
-/* A signal the program does not use: the highest real-time one whose action is still
- * the default when first asked. SIGPROF would take over the program's own ITIMER_PROF
- * handler; a real-time signal with the default action is one nobody here listens for
- * (the default would end the process). Chosen once: samplers share it. */
-int ref_sampler_default_signo(void)
-{
-	static atomic_int chosen;
-	int signo = atomic_load_explicit(&chosen, memory_order_acquire);
-	int expected = 0;
-	struct sigaction old;
-
-	if (signo)
-		return signo;
-	for (signo = SIGRTMAX; signo > SIGRTMIN; signo--)
-		if (sigaction(signo, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-		    old.sa_handler == SIG_DFL)
-			break;
-	/* Two first callers pick the same one unless a handler came between. */
-	atomic_compare_exchange_strong_explicit(&chosen, &expected, signo, memory_order_acq_rel,
-						memory_order_acquire);
-	return atomic_load_explicit(&chosen, memory_order_acquire);
 }
 
 static unsigned online_cpus(void)
