@@ -25,6 +25,9 @@ class CaseResult:
     behaviours: list[str] = field(default_factory=list)
     expectation: Expectation | None = None
     duration_ms: float | None = None
+    # entry point -> errno name of the calls that failed in this case, as the runner
+    # tallied them; None from runners that do not write it (rootcause.RootCause.explains).
+    failed_calls: dict[str, str] | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CaseResult":
@@ -35,4 +38,5 @@ class CaseResult:
                    behaviours=list(d.get("behaviours", [])),
                    expectation=Expectation(exp["file"], exp["line"], exp["reason"])
                    if exp else None,
-                   duration_ms=d.get("duration_ms"))
+                   duration_ms=d.get("duration_ms"),
+                   failed_calls=dict(d["failed_calls"]) if "failed_calls" in d else None)

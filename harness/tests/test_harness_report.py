@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pecs_harness import behaviours, cli, model, testing
+from pecs_harness import behaviours, cli, model, output, testing
 from pecs_harness.statuses import COUNT_KEYS
 
 CATALOGUE = """# Behaviours
@@ -206,7 +206,7 @@ def test_the_html_report_has_the_real_clients_section(report: Report,
     verdict on each implementation, its text escaped."""
     _, _, summary = report
     (tmp_path / "clients.json").write_text(json.dumps(CLIENTS))
-    cli.write_reports(summary, str(tmp_path))
+    output.write_reports(summary, str(tmp_path))
     page = (tmp_path / "report.html").read_text()
     table = ClientsTable()
     table.feed(page)
