@@ -3,8 +3,18 @@
 Results files (pecs-results-1) carry each as a JSON object; from_json reads one and the
 report's summary.json writes the fields it shows with asdict, so the formats on disk stay
 as the runners and the report readers know them."""
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# "group_close.c:14: ..." : the check that failed, where a case's message names it.
+_SITE = re.compile(r"([\w./-]+\.[ch]:\d+):")
+
+
+def check_site(message: str | None) -> str | None:
+    """The file:line of the check a failure message starts with, or None."""
+    m = _SITE.match(message or "")
+    return m.group(1) if m else None
 
 
 @dataclass

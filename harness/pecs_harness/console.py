@@ -29,24 +29,6 @@ def gated(run: GatedRun, progress: Progress) -> None:
                                    "ok" if run.ok else "FAIL"))
 
 
-def cause_text(cause: dict[str, Any]) -> str:
-    """A root cause of the model as one line: what it is, what it explains, what it moots."""
-    text = cause["text"]
-    if cause["explains"]:
-        text += "; explains %d failing case(s)" % len(cause["explains"])
-    if cause["moot_features"]:
-        text += "; makes the claimed feature(s) %s moot" % ", ".join(cause["moot_features"])
-    if cause.get("accepted"):
-        text += "; accepted at %s" % cause["accepted"]
-    return text
-
-
-def group_title(label: str, group: dict[str, Any]) -> str:
-    n = len(group["problems"])
-    return "%s: %s (%d)%s" % (label, group["title"], n,
-                              ": " + group["advice"] if group["advice"] else "")
-
-
 def print_summary(summary: dict[str, Any], out: str) -> None:
     width = max([len(i["label"]) for i in summary["implementations"]] + [14])
     print()
@@ -58,7 +40,7 @@ def print_summary(summary: dict[str, Any], out: str) -> None:
               "  " + ("ok" if i["ok"] else "FAIL"))
     for i in summary["implementations"]:
         for cause in i.get("root_causes", []):
-            print("  %s: root cause: %s" % (i["label"], cause_text(cause)))
+            print("  %s: root cause: %s" % (i["label"], cause["line"]))
         for a in i.get("assumed", []):
             print("  %s: assumed host fact: %s" % (i["label"], a))
         for w in i.get("warnings", []):
@@ -83,7 +65,7 @@ def _problems(impl: dict[str, Any]) -> None:
             for p in lines:
                 print("  %s: %s" % (label, p))
             continue
-        print("  " + group_title(label, g))
+        print("  %s: %s" % (label, g["heading"]))
         for p in lines[:MAX_LINES]:
             print("    %s" % p)
         if len(lines) > MAX_LINES:

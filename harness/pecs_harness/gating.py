@@ -1,18 +1,13 @@
 """The gate: a run's expectations file re-applied to its raw statuses, and every problem
 that fails it, grouped under the root cause or the check site it shares with others."""
 import dataclasses
-import re
 from collections.abc import Collection, Sequence
 
 from . import expectations as expect_mod
-from .case_result import CaseResult, Expectation
+from .case_result import CaseResult, Expectation, check_site
 from .results import AS_WRITTEN, GatedRun, ProblemGroup, Run
 from .rootcause import RootCause
 from .statuses import RAW_FAILURES, count
-
-# "group_close.c:14: ..." : the check that failed, where a message names it.
-_SITE = re.compile(r"([\w./-]+\.[ch]:\d+):")
-
 
 def _directive_problems(run: Run, d: expect_mod.Directives, counts: dict[str, int]) -> list[str]:
     out = []
@@ -168,9 +163,9 @@ def _groups(run: Run, results: list[CaseResult], shown: str | None, errors: list
             failing = [r for r in failing if r not in mine]
     by_site: dict[str, list[CaseResult]] = {}
     for r in failing:
-        m = _SITE.match(r.message or "")
-        if m and r.status != "XPASS":
-            by_site.setdefault(m.group(1), []).append(r)
+        site = check_site(r.message)
+        if site and r.status != "XPASS":
+            by_site.setdefault(site, []).append(r)
     for site, mine in by_site.items():
         if len(mine) > 1:
             out.append(ProblemGroup("check site " + site, advice,

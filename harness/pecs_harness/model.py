@@ -94,14 +94,30 @@ def root_causes(run: GatedRun, root: str | None = None) -> list[dict[str, Any]]:
     raw = run.run.results
     out = []
     for cause in run.run.root_causes:
-        out.append({
-            "entry": cause.entry, "errno": cause.errno, "calls": cause.calls,
-            "cases": cause.cases, "text": cause.text,
-            "explains": [r.id for r in raw if cause.explains(r)],
-            "moot_features": rootcause.moot_features(
-                cause, run.data.get("features", []) if run.data else [], raw),
-            "accepted": _shorter(run.accepted.get(cause.entry), root)})
+        c = {"entry": cause.entry, "errno": cause.errno, "calls": cause.calls,
+             "cases": cause.cases, "text": cause.text,
+             "explains": [r.id for r in raw if cause.explains(r)],
+             "moot_features": rootcause.moot_features(
+                 cause, run.data.get("features", []) if run.data else [], raw),
+             "accepted": _shorter(run.accepted.get(cause.entry), root)}
+        c["line"] = _cause_line(c)
+        out.append(c)
     return out
+
+
+def _cause_line(cause: dict[str, Any]) -> str:
+    """The sentence every view prints: what the cause is, what it explains, what it moots."""
+    text = cause["text"]
+    if cause["explains"]:
+        text += "; explains %d failing case(s)" % len(cause["explains"])
+    if cause["moot_features"]:
+        text += "; makes the claimed feature(s) %s moot" % ", ".join(cause["moot_features"])
+    if cause["accepted"]:
+        text += "; accepted by %s" % cause["accepted"]
+    else:
+        text += "; say so once with '@root-cause %s %s # why' in the expectations file" % (
+            cause["entry"], cause["errno"])
+    return text
 
 
 def _implementation(run: GatedRun, root: str | None) -> dict[str, Any]:
@@ -113,6 +129,9 @@ def _implementation(run: GatedRun, root: str | None) -> dict[str, Any]:
     for g in j["problem_groups"]:
         g["advice"] = _shorter(g["advice"], root)
         g["problems"] = [_shorter(p, root) for p in g["problems"]]
+        # What every view heads the group with: "root cause: ... (12): advice".
+        g["heading"] = g["title"] and "%s (%d)%s" % (
+            g["title"], len(g["problems"]), ": " + g["advice"] if g["advice"] else "")
     j["root_causes"] = root_causes(run, root)
     return j
 

@@ -106,7 +106,8 @@ def render(s: dict[str, Any], clients: dict[str, Any] | None = None) -> str:
 
 def _root_causes(s: dict[str, Any], w: _Write) -> None:
     """First the one fact behind many failures, where a run has one."""
-    causes = [(i["label"], i["root_cause"]) for i in s["implementations"] if i.get("root_cause")]
+    causes = [(i["label"], c["line"]) for i in s["implementations"]
+              for c in i.get("root_causes", [])]
     if causes:
         w("<h2>Root causes</h2><ul id=root-causes>")
         for label, cause in causes:
@@ -136,11 +137,16 @@ def _implementations(s: dict[str, Any], w: _Write) -> None:
         w('<td class="%s">%s</tr>' % ("good" if i["ok"] else "bad", "ok" if i["ok"] else "FAIL"))
     w("</table>")
 
-    problems = [(i["label"], p) for i in s["implementations"] for p in i["problems"]]
-    if problems:
+    if any(i["problems"] for i in s["implementations"]):
         w("<h2>Gating problems</h2><ul id=problems>")
-        for label, p in problems:
-            w("<li><b>%s</b>: %s" % (e(label), e(p)))
+        for i in s["implementations"]:
+            for g in i["problem_groups"]:
+                if g["heading"] is None:
+                    w("".join("<li><b>%s</b>: %s" % (e(i["label"]), e(p))
+                              for p in g["problems"]))
+                    continue
+                w("<li><b>%s</b>: %s<ul>%s</ul>" % (e(i["label"]), e(g["heading"]), "".join(
+                    "<li>%s" % e(p) for p in g["problems"])))
         w("</ul>")
 
 
