@@ -177,7 +177,7 @@ int pecs_session_finish(struct pecs_session *s, struct pecs_result *results, siz
 		counts.stale = pecs_expect_stale(&s->expect, stderr);
 	/* Every shard fails for them: each shard's gate applied the file without those lines. */
 	counts.bad_lines = s->expect.nerrors;
-	pecs_gate_directives(s, &counts);
+	pecs_gate_directives(s, &counts, results, n);
 	counts.gate_problems = s->nproblems;
 	struct pecs_report rep = {
 		.impl = s->impl, .facts = &s->facts, .expectations = &s->expect,

@@ -6,6 +6,7 @@ file in this checkout. Syntax and rules: conformance/framework/expectations.c an
 docs/implementing.md. A line is `PATTERN [conditions] # reason`.
 """
 import dataclasses
+import errno as errno_mod
 import fnmatch
 import re
 from collections.abc import Collection, Iterable
@@ -115,7 +116,7 @@ CAUSE_ENTRIES = ("open", "close", "read", "write", "ioctl", "mmap", "munmap", "p
 
 def _cause(d: Directives, arg: str, reason: str, lineno: int, where: str) -> None:
     m = re.fullmatch(r"(\w+)\s+-?(E[A-Z0-9]+)", arg)
-    if not m or m.group(1) not in CAUSE_ENTRIES:
+    if not m or m.group(1) not in CAUSE_ENTRIES or not hasattr(errno_mod, m.group(2)):
         raise ExpectationsError("%s: '@root-cause ENTRY ERRNO', ENTRY one of %s and ERRNO a "
                                 "name such as ENOSYS" % (where, ", ".join(CAUSE_ENTRIES)))
     for c in d.causes:

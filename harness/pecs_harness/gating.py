@@ -86,14 +86,15 @@ def gate(run: Run, all_case_ids: Collection[str], strict: bool = False) -> Gated
         results = [expect_mod.apply(lines, run.host, r) for r in results]
         results, used = _explained(results, directives.causes)
         stale = [expect_mod.stale_message(l) for l in expect_mod.stale(lines, all_case_ids)]
-        if not run.partial and run.data is not None:
-            stale += ["%s: '@root-cause %s %s' explains no failing case of this run: delete "
-                      "the line" % (c.where(), c.entry, c.errno)
-                      for c in directives.causes if not used[c.entry]]
         accepted = {c.entry: c.where() for c in directives.causes if used[c.entry]}
         shown = path
         counts = count(results)
         problems = _directive_problems(run, directives, counts)
+        # Like a stale line, judged on the whole suite only (as directives.c does).
+        if not run.partial and run.data is not None:
+            problems += ["%s: '@root-cause %s %s' explains no failing case of this run: "
+                         "delete the line" % (c.where(), c.entry, c.errno)
+                         for c in directives.causes if not used[c.entry]]
         drafts = expect_mod.load_drafts(path) if path else []
         if drafts and strict:
             problems.append("%d line(s) still have a 'draft:' reason (%s): --strict wants "

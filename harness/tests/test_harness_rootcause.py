@@ -134,6 +134,7 @@ def test_a_root_cause_line_uses_the_cases_own_tallies_when_written(
     ("@root-cause mmap # x", "'@root-cause ENTRY ERRNO'"),
     ("@root-cause fork ENOSYS # x", "ENTRY one of open"),
     ("@root-cause mmap enosys # x", "ERRNO a name such as ENOSYS"),
+    ("@root-cause mmap ENOWHAT # x", "ERRNO a name such as ENOSYS"),
     ("@root-cause mmap ENOSYS", "needs a reason"),
 ])
 def test_bad_root_cause_lines_fail_the_gate(line: str, why: str, tmp_path: pathlib.Path,
