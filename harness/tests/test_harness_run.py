@@ -270,3 +270,13 @@ def test_the_command_line_works_from_a_fresh_process(toy: str, tmp_path: pathlib
                        env=env, stdout=subprocess.PIPE, universal_newlines=True)
     assert p.returncode == 0, p.stdout
     assert "syscall: 7 case(s)" in p.stdout
+
+
+def test_pecs_vectors_imports_nothing_of_the_driver() -> None:
+    """The vector tools stand below the driver: pecs_harness may use them, not the reverse."""
+    vectors = os.path.join(HARNESS, "pecs_vectors")
+    for dirpath, _, files in os.walk(vectors):
+        for name in files:
+            if name.endswith(".py"):
+                text = open(os.path.join(dirpath, name), encoding="utf-8").read()
+                assert "import pecs_harness" not in text and "from pecs_harness" not in text, name
