@@ -4,8 +4,11 @@ Results files (pecs-results-1) carry each as a JSON object; from_json reads one 
 report's summary.json writes the fields it shows with asdict, so the formats on disk stay
 as the runners and the report readers know them."""
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # "group_close.c:14: ..." : the check that failed, where a case's message names it.
 _SITE = re.compile(r"([\w./-]+\.[ch]:\d+):")
@@ -15,6 +18,17 @@ def check_site(message: str | None) -> str | None:
     """The file:line of the check a failure message starts with, or None."""
     m = _SITE.match(message or "")
     return m.group(1) if m else None
+
+
+def shared_sites(items: Iterable[T], message: Callable[[T], str | None]) -> dict[str, list[T]]:
+    """The check sites two or more items fail at, with those items, in first-seen order:
+    the gate, the draft and the diff each list such failures once under their site."""
+    sites: dict[str, list[T]] = {}
+    for item in items:
+        site = check_site(message(item))
+        if site:
+            sites.setdefault(site, []).append(item)
+    return {site: group for site, group in sites.items() if len(group) > 1}
 
 
 @dataclass

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import results as results_mod
-from .case_result import check_site
+from .case_result import shared_sites
 from .statuses import RAW_FAILURES
 
 SKIPS = frozenset({"UNSUPPORTED", "ENV_SKIP"})
@@ -124,13 +124,8 @@ def compare(a: Side, b: Side) -> Diff:
 
 def _by_site(side: Side, ids: list[str]) -> list[tuple[str, list[str]]]:
     """The check sites two or more of ids fail at in side, with their cases."""
-    sites: dict[str, list[str]] = {}
-    for cid in ids:
-        r = side.cases.get(cid)
-        site = check_site(r["message"]) if r else None
-        if site:
-            sites.setdefault(site, []).append(cid)
-    return [(site, group) for site, group in sites.items() if len(group) > 1]
+    return list(shared_sites(ids, lambda cid: (side.cases.get(cid) or {}).get("message")
+                             ).items())
 
 
 def describe(a: Side, b: Side, d: Diff) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import expectations as expect_mod
 from . import results as results_mod
-from .case_result import CaseResult, check_site
+from .case_result import CaseResult, shared_sites
 from .rootcause import RootCause
 from .statuses import RAW_FAILURES
 
@@ -113,13 +113,8 @@ def draft(data: results_mod.ResultsData, existing_text: str, path: str,
 
 def _by_site(cases: list[CaseResult], impl: str) -> list[tuple[str, list[CaseResult]]]:
     """The failures under the check site two or more of them share, then the rest."""
-    sites: dict[str, list[CaseResult]] = {}
-    for r in cases:
-        site = check_site(r.message)
-        if site:
-            sites.setdefault(site, []).append(r)
     groups = [("# check site %s: replace each draft reason with the real one" % site, mine)
-              for site, mine in sites.items() if len(mine) > 1]
+              for site, mine in shared_sites(cases, lambda r: r.message).items()]
     shared = {r.id for _, mine in groups for r in mine}
     rest = [r for r in cases if r.id not in shared]
     if rest:

@@ -4,7 +4,7 @@ import dataclasses
 from collections.abc import Collection, Sequence
 
 from . import expectations as expect_mod
-from .case_result import CaseResult, Expectation, check_site
+from .case_result import CaseResult, Expectation, shared_sites
 from .results import AS_WRITTEN, GatedRun, ProblemGroup, Run
 from .rootcause import RootCause
 from .statuses import RAW_FAILURES, count
@@ -162,16 +162,11 @@ def _groups(run: Run, results: list[CaseResult], shown: str | None, errors: list
             out.append(ProblemGroup("root cause: " + cause.text, advice,
                                     tuple(_case_problem(r) for r in mine)))
             failing = [r for r in failing if r not in mine]
-    by_site: dict[str, list[CaseResult]] = {}
-    for r in failing:
-        site = check_site(r.message)
-        if site and r.status != "XPASS":
-            by_site.setdefault(site, []).append(r)
-    for site, mine in by_site.items():
-        if len(mine) > 1:
-            out.append(ProblemGroup("check site " + site, advice,
-                                    tuple(_case_problem(r) for r in mine)))
-            failing = [r for r in failing if r not in mine]
+    for site, mine in shared_sites([r for r in failing if r.status != "XPASS"],
+                                   lambda r: r.message).items():
+        out.append(ProblemGroup("check site " + site, advice,
+                                tuple(_case_problem(r) for r in mine)))
+        failing = [r for r in failing if r not in mine]
     xpass = [r for r in failing if r.status == "XPASS"]
     rest = [r for r in failing if r.status != "XPASS"]
     if rest:
