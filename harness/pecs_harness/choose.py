@@ -11,7 +11,7 @@ DEFAULT_IMPLS = ["ref", "syscall", "syscall-unprivileged", "starnix_snapshot"]
 
 
 def pairs(values: list[str] | None, what: str) -> dict[str, str]:
-    """LABEL=PATH options as a dict; SystemExit (status 2) on a malformed one."""
+    """LABEL=PATH options as a dict; SpecError (a usage error, status 2) on a malformed one."""
     out = {}
     for v in values or []:
         k, eq, path = v.partition("=")
