@@ -3,6 +3,7 @@
  *   @floor 92                      # fewer passes than this fail the gate
  *   @features counting,mmap,poll   # the feature set the implementation claims
  *   @accept-refusal                # EACCES/EPERM from a sandbox we run in on purpose
+ *   @root-cause mmap ENOSYS        # every failure that follows from mmap's ENOSYS
  *
  * A green gate must mean something: a run that passes nothing, that silently claims fewer
  * features, or whose own refusals turned every case into ENV_SKIP is not green. The harness
@@ -64,6 +65,51 @@ static int once(int *line, int lineno, const char *name, const char *path, char 
 	return 0;
 }
 
+/* The errno whose name pecs_errname prints as name ("ENOSYS"), or 0. */
+static int errno_named(const char *name)
+{
+	for (int e = 1; e < 4096; e++)
+		if (strcmp(pecs_errname(e), name) == 0)
+			return e;
+	return 0;
+}
+
+/* "@root-cause ENTRY ERRNO": the entry point as pecs_entry_name names it, the errno as the
+ * root-cause line prints it (a leading '-' allowed). */
+static int root_cause(struct pecs_expectations *e, char *arg, const char *reason, int lineno,
+		      char *err, size_t errlen)
+{
+	char *save = NULL, *entry = strtok_r(arg, " \t", &save), *name = strtok_r(NULL, " \t", &save);
+	int which = -1, code = 0;
+	for (int i = 0; entry && i < PECS_ENTRY_COUNT; i++)
+		if (strcmp(entry, pecs_entry_name(i)) == 0)
+			which = i;
+	if (name && *name == '-')
+		name++;
+	if (name)
+		code = errno_named(name);
+	if (which < 0 || !code || strtok_r(NULL, " \t", &save)) {
+		snprintf(err, errlen, "%s:%d: '@root-cause ENTRY ERRNO', ENTRY one of open, close, "
+			 "read, write, ioctl, mmap, munmap, poll and ERRNO a name such as ENOSYS",
+			 e->path, lineno);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < e->ncauses; i++) {
+		if (e->causes[i].entry == which) {
+			snprintf(err, errlen, "%s:%d: duplicate of %s:%d ('@root-cause %s'): delete "
+				 "one of the two lines", e->path, lineno, e->path, e->causes[i].lineno,
+				 entry);
+			return -EINVAL;
+		}
+	}
+	char *why = strdup(reason);
+	if (!why)
+		return -ENOMEM;
+	e->causes[e->ncauses++] = (struct pecs_expect_cause){
+		.entry = which, .err = code, .lineno = lineno, .reason = why};
+	return 0;
+}
+
 int pecs_directive_parse(struct pecs_expectations *e, char *text, int lineno, char *err,
 			 size_t errlen)
 {
@@ -105,8 +151,10 @@ int pecs_directive_parse(struct pecs_expectations *e, char *text, int lineno, ch
 	}
 	if (strcmp(name, "accept-refusal") == 0 && !*arg)
 		return once(&e->accept_refusal_line, lineno, name, e->path, err, errlen);
+	if (strcmp(name, "root-cause") == 0)
+		return root_cause(e, arg, reason, lineno, err, errlen);
 	snprintf(err, errlen, "%s:%d: unknown line '@%s' (known: @floor N, @features LIST, "
-		 "@accept-refusal)", e->path, lineno, name);
+		 "@accept-refusal, @root-cause ENTRY ERRNO)", e->path, lineno, name);
 	return -EINVAL;
 }
 
@@ -123,7 +171,17 @@ static void problem(struct pecs_session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c)
+/* Whether the @root-cause line at lineno made any result XFAIL. */
+static int explained_any(const struct pecs_result *results, size_t n, int lineno)
+{
+	for (size_t i = 0; i < n; i++)
+		if (results[i].expect_file && results[i].expect_line == lineno)
+			return 1;
+	return 0;
+}
+
+void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c,
+			  const struct pecs_result *results, size_t n)
 {
 	const struct pecs_expectations *e = &s->expect;
 	s->nproblems = 0;
@@ -141,6 +199,12 @@ void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c)
 				mine, e->path, e->features_line, e->features, *mine ? mine : "-");
 		free(mine);
 	}
+	/* Like a stale line, judged on the whole suite only. */
+	for (size_t i = 0; s->shard_total == 1 && !s->filtered && i < e->ncauses; i++)
+		if (!explained_any(results, n, e->causes[i].lineno))
+			problem(s, "%s:%d: '@root-cause %s %s' explains no failing case of this run: "
+				"delete the line", e->path, e->causes[i].lineno,
+				pecs_entry_name(e->causes[i].entry), pecs_errname(e->causes[i].err));
 	if (s->refusal[0] && !e->accept_refusal_line)
 		problem(s, "%s; the host facts allow the call (privileged %s, perf_event_paranoid "
 			"%d), so the implementation refused it and its ENV_SKIPs are not the "

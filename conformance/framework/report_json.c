@@ -67,6 +67,23 @@ static void json_calls(FILE *f, const struct pecs_call_tally *calls)
 	fputc('}', f);
 }
 
+/* What failed in one case, by entry point: the harness applies '@root-cause ENTRY ERRNO'
+ * with it as the runner does (pecs_call_failed_with). */
+static void json_failed_calls(FILE *f, const struct pecs_call_tally *calls)
+{
+	fprintf(f, ", \"failed_calls\": {");
+	int first = 1;
+	for (int i = 0; i < PECS_ENTRY_COUNT; i++) {
+		int err = pecs_call_failed_with(&calls[i]);
+		if (!err)
+			continue;
+		fprintf(f, "%s\"%s\": ", first ? "" : ", ", pecs_entry_name(i));
+		json_str(f, pecs_errname(err));
+		first = 0;
+	}
+	fputc('}', f);
+}
+
 /* Everything before the shard and the results: what ran, on what, and what explains it. */
 static void json_head(FILE *f, const struct pecs_report *rep)
 {
@@ -154,7 +171,9 @@ int pecs_write_json(const struct pecs_report *rep, const char *path)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"duration_ms\": %.3f}", r->ms);
+		fprintf(f, ", \"duration_ms\": %.3f", r->ms);
+		json_failed_calls(f, r->calls);
+		fputc('}', f);
 	}
 	fprintf(f, "\n  ],\n  \"stale\": [");
 	int first = 1;

@@ -127,6 +127,13 @@ struct pecs_expectations {
 	char *features; /* canonical: sorted, comma-joined */
 	int features_line;
 	int accept_refusal_line;
+	/* @root-cause ENTRY ERRNO: a failure no line lists is XFAIL when its own tally has
+	 * ENTRY answering ERRNO (pecs_call_failed_with); one line at most per entry point. */
+	struct pecs_expect_cause {
+		int entry, err, lineno;
+		char *reason;
+	} causes[PECS_ENTRY_COUNT];
+	size_t ncauses;
 };
 
 /* A line starting with '@' of e's file, parsed into e; -EINVAL with why in err. */
@@ -238,7 +245,8 @@ struct pecs_session {
 };
 
 /* The expectations file's directives against the run: fills s->problems. */
-void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c);
+void pecs_gate_directives(struct pecs_session *s, const struct pecs_counts *c,
+			  const struct pecs_result *results, size_t n);
 
 /* Where pecs_session_finish writes; NULL or "" skips one. tap "-" is stdout, and then
  * the summary line is a TAP comment. */

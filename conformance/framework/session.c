@@ -179,7 +179,7 @@ void pecs_session_report(struct pecs_session *s, const struct pecs_result *resul
 	/* Part of the cases cannot judge the floor, as a filtered run cannot. */
 	int filtered = s->filtered;
 	s->filtered |= n < planned;
-	pecs_gate_directives(s, counts);
+	pecs_gate_directives(s, counts, results, n);
 	s->filtered = filtered;
 	counts->gate_problems = s->nproblems;
 	*rep = (struct pecs_report){

@@ -30,6 +30,11 @@ void pecs_tally_add(struct pecs_call_tally *t, long ret)
 		t->mixed = 1;
 }
 
+int pecs_call_failed_with(const struct pecs_call_tally *t)
+{
+	return t->calls > t->ok && !t->mixed ? t->err : 0;
+}
+
 void pecs_tally_sum(struct pecs_call_tally *run, const struct pecs_call_tally *one)
 {
 	for (int i = 0; i < PECS_ENTRY_COUNT; i++) {

@@ -28,6 +28,9 @@ struct pecs_call_tally {
 
 /* Counts one answer of an entry point. */
 void pecs_tally_add(struct pecs_call_tally *t, long ret);
+/* The errno of t's failed calls when they all failed with one, else 0: a case's own
+ * answer to "did this entry point fail with ERRNO" ('@root-cause', failed_calls). */
+int pecs_call_failed_with(const struct pecs_call_tally *t);
 /* Adds one case's tallies into a run's. */
 void pecs_tally_sum(struct pecs_call_tally *run, const struct pecs_call_tally *one);
 

@@ -351,6 +351,38 @@ static void test_directive_lines_are_checked(void **st)
 	unlink(p);
 }
 
+/* One '@root-cause' line explains every failure whose own tally has its entry point
+ * answering its errno; a line that explains nothing fails the gate, as a stale one. */
+static void test_a_root_cause_line_explains_its_cases(void **st)
+{
+	(void)st;
+	char why[512];
+	open_err = ENOSYS;
+	assert_int_equal(gate_with("@root-cause open -ENOSYS # no perf_event_open here\n", 0, why,
+				   sizeof(why)), 0);
+	assert_int_equal(gate_with("@root-cause mmap ENOSYS # the wrong entry point\n", 0, why,
+				   sizeof(why)), 1);
+	assert_non_null(strstr(why, "'@root-cause mmap ENOSYS' explains no failing case"));
+	open_err = EINVAL;
+	assert_int_equal(gate_with("@root-cause open ENOSYS # another errno\n", 0, why,
+				   sizeof(why)), 1);
+	open_err = 0;
+	struct pecs_host_facts facts;
+	pecs_host_defaults(&facts);
+	struct pecs_expectations e;
+	char err[512];
+	char *p = write_tmp("@root-cause open ENOSYS # a\n@root-cause open EINVAL # b\n"
+			    "@root-cause fork ENOSYS # c\n@root-cause open ENOWHAT # d\n");
+	assert_int_equal(pecs_expect_load(&e, p, &facts, err, sizeof(err)), -EINVAL);
+	assert_int_equal(e.nerrors, 3);
+	assert_non_null(strstr(e.errors[0], ":2: duplicate of "));
+	assert_non_null(strstr(e.errors[1], ":3: '@root-cause ENTRY ERRNO'"));
+	assert_non_null(strstr(e.errors[2], ":4: '@root-cause ENTRY ERRNO'"));
+	assert_int_equal(e.ncauses, 1);
+	pecs_expect_free(&e);
+	unlink(p);
+}
+
 /* A '[' in the pattern is a glob's class; the conditions are the [..] after a space. */
 static void test_glob_classes_are_not_conditions(void **st)
 {
@@ -476,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_the_probe_names_a_missing_call),
 		cmocka_unit_test(test_directives_gate_the_run_as_a_whole),
 		cmocka_unit_test(test_directive_lines_are_checked),
+		cmocka_unit_test(test_a_root_cause_line_explains_its_cases),
 		cmocka_unit_test(test_glob_classes_are_not_conditions),
 		cmocka_unit_test(test_the_kernel_version_is_never_silently_the_hosts),
 		cmocka_unit_test(test_point_release_from_uname_version),

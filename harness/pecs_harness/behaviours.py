@@ -1,50 +1,56 @@
-"""The behaviours catalogue, docs/behaviours.md: a Markdown table whose first column is the
-behaviour id (columns: id | behaviour | source | cases | vectors | ref)."""
+"""The behaviours catalogue, docs/behaviours.md: Markdown tables whose first column is the
+behaviour id (columns: id | behaviour | source | cases | vectors | ref). The one reader of
+it: the report's coverage view and harness/tools/behaviours.py (check, write) both use it."""
 import os
+from collections.abc import Iterator
 
 Row = dict[str, str]  # a catalogue row: its cells by column name
 
 
-def _cells(line: str) -> list[str]:
+def cells(line: str) -> list[str]:
+    """Cells of a Markdown table row; an escaped pipe (\\|) stays inside its cell."""
     s = line.strip()
     if s.startswith("|"):
         s = s[1:]
-    if s.endswith("|"):
+    if s.endswith("|") and not s.endswith("\\|"):
         s = s[:-1]
-    return [c.strip() for c in s.split("|")]
+    return [c.strip().replace("\x00", "\\|") for c in s.replace("\\|", "\x00").split("|")]
 
 
 def _is_separator(line: str) -> bool:
-    cells = _cells(line)
-    return bool(cells) and all(c and set(c) <= set("-: ") and "-" in c for c in cells)
+    cs = cells(line)
+    return bool(cs) and all(c and set(c) <= set("-: ") and "-" in c for c in cs)
 
 
 def _clean_id(cell: str) -> str:
     return cell.strip().strip("`*").strip()
 
 
-def parse(text: str) -> list[Row]:
-    """Returns [{id, behaviour, source, cases, vectors, ref}] in file order. Rows of every
-    table whose first header cell is 'id' count; other tables are ignored."""
-    rows: list[Row] = []
-    lines = text.splitlines()
+def table_rows(lines: list[str]) -> Iterator[tuple[int, list[str], list[str]]]:
+    """(index in lines, header, cells) of every row of every table whose first header cell
+    is 'id'; other tables are skipped."""
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.lstrip().startswith("|") and i + 1 < len(lines) and _is_separator(lines[i + 1]):
-            header = [h.lower() for h in _cells(line)]
+            header = [h.lower() for h in cells(line)]
             i += 2
-            if not header or header[0] != "id":
-                continue
             while i < len(lines) and lines[i].lstrip().startswith("|"):
-                cells = _cells(lines[i])
-                row = {h: (cells[k] if k < len(cells) else "") for k, h in enumerate(header)}
-                row["id"] = _clean_id(row["id"])
-                if row["id"]:
-                    rows.append(row)
+                if header and header[0] == "id":
+                    yield i, header, cells(lines[i])
                 i += 1
             continue
         i += 1
+
+
+def parse(text: str) -> list[Row]:
+    """Returns [{id, behaviour, source, cases, vectors, ref}] in file order."""
+    rows: list[Row] = []
+    for _, header, cs in table_rows(text.splitlines()):
+        row = {h: (cs[k] if k < len(cs) else "") for k, h in enumerate(header)}
+        row["id"] = _clean_id(row["id"])
+        if row["id"]:
+            rows.append(row)
     return rows
 
 

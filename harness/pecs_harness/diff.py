@@ -11,6 +11,9 @@ status what its gate made of it.
   xfail moved  XFAIL in both, with another message: the known failure changed shape
   new          only in B (a case added to the suite), failing there
 
+Cases that fail at one check site in B (the file:line their messages start with) are
+listed under it, with one message, rather than each with its own.
+
 Exit status: 1 when there is a regression or a case no longer runs, 0 otherwise, 2 when
 the files cannot be read or are of different implementations.
 """
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import results as results_mod
+from .case_result import shared_sites
 from .statuses import RAW_FAILURES
 
 SKIPS = frozenset({"UNSUPPORTED", "ENV_SKIP"})
@@ -118,6 +122,12 @@ def compare(a: Side, b: Side) -> Diff:
     return d
 
 
+def _by_site(side: Side, ids: list[str]) -> list[tuple[str, list[str]]]:
+    """The check sites two or more of ids fail at in side, with their cases."""
+    return list(shared_sites(ids, lambda cid: (side.cases.get(cid) or {}).get("message")
+                             ).items())
+
+
 def describe(a: Side, b: Side, d: Diff) -> list[str]:
     out = ["diff: %s (%s, suite %s) -> %s (%s, suite %s)" % (
         a.where, a.impl, a.version, b.where, b.impl, b.version)]
@@ -128,7 +138,15 @@ def describe(a: Side, b: Side, d: Diff) -> list[str]:
 
     for title, ids, show in (("regression", d.regressions, True), ("not run", d.not_run, True),
                              ("fix", d.fixes, False), ("new failing", d.new_failing, True)):
+        for site, group in _by_site(b, ids if show else []):
+            # Cases failing at one check site: the site and one message, then the ids.
+            out.append("  %-11s %d case(s) at %s" % (title + ":", len(group), site))
+            out.append("              now %s" % msg(b, group[0]))
+            out.extend("                %s" % cid for cid in group)
+        grouped = {cid for _, g in _by_site(b, ids if show else []) for cid in g}
         for cid in ids:
+            if cid in grouped:
+                continue
             out.append("  %-11s %s" % (title + ":", cid))
             if show:
                 out.append("              was %s" % msg(a, cid))

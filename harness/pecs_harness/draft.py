@@ -6,24 +6,26 @@ From a results file (shards as FILE,FILE) and, with --write FILE, the file as it
   - a line whose conditions do not hold on this run's host is kept: the run cannot judge it;
   - a line matching no case of the run, or only cases that now pass, is removed (the gate
     would call it stale or XPASS);
-  - every failing case no active line lists is added, with its failure message as the
-    reason to replace: "draft: <message>";
-  - added lines that follow from the run's root cause go under one comment naming it;
+  - each root cause of the run becomes one `@root-cause ENTRY ERRNO` line that explains
+    every failure following from it, rather than a line a case;
+  - every other failing case no active line lists is added, with its failure message as
+    the reason to replace: "draft: <message>"; cases failing at one check site go under
+    one comment naming it;
   - a new file starts with `@features` (the claimed set) and `@floor` (the run's passes).
 A refusal the host facts do not explain is never accepted for you: add `@accept-refusal`
 yourself, with the reason.
 The changes are listed on stderr (+ added, - removed); the file goes to --write FILE or
 stdout. Exit status: 0, or 2 when the results cannot be read.
 """
-import errno as errno_mod
 import os
-import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import expectations as expect_mod
 from . import results as results_mod
-from .case_result import CaseResult
+from .case_result import CaseResult, shared_sites
+from .rootcause import RootCause
 from .statuses import RAW_FAILURES
 
 
@@ -51,18 +53,12 @@ def _removal(line: expect_mod.Line, results: list[CaseResult]) -> str | None:
     return None
 
 
-def _cause_errno(root_cause: str | None) -> str | None:
-    """"ENOSYS" from "open answered every call (...) with -ENOSYS"."""
-    if not root_cause or " with -" not in root_cause:
-        return None
-    return root_cause.split(";")[0].rsplit(" with -", 1)[1].strip()
-
-
 def draft(data: results_mod.ResultsData, existing_text: str, path: str,
-          root_cause: str | None) -> Draft:
+          causes: Sequence[RootCause]) -> Draft:
     results = [CaseResult.from_json(r) for r in data["results"]]
     host = data.get("host", {})
     lines, _errors = expect_mod.parse_all(existing_text, path)
+    written, _ = expect_mod.directives(existing_text, path)
     by_lineno = {l.lineno: l for l in lines}
     active = expect_mod.active_lines(lines, host)
     active_nos = {l.lineno for l in active}
@@ -89,30 +85,42 @@ def draft(data: results_mod.ResultsData, existing_text: str, path: str,
     listed = [l for l in active if not _removal(l, results)]
     new = [r for r in results if r.raw_status in RAW_FAILURES and
            not any(l.matches(r.id) for l in listed)]
-    errno = _cause_errno(root_cause)
-    groups: list[tuple[str, list[CaseResult]]] = []
-    if errno:
-        # Messages name the errno, or (older ones) print it as a number: "= -25".
-        number = getattr(errno_mod, errno, None)
-        caused = [r for r in new if errno in r.message or
-                  (number is not None and re.search(r"= -%d\b" % number, r.message))]
-        groups.append(("# root cause: %s" % root_cause, caused))
-        new = [r for r in new if r not in caused]
-    groups.append(("# failing in the run of %s: replace each draft reason with the real one"
-                   % data.get("impl", "?"), new))
-    width = max([len(r.id) for _, g in groups for r in g] + [0])
-    for title, cases in groups:
-        if not cases:
+    # What a cause explains needs no line of its own: one @root-cause line says it once.
+    said = {c.entry: c for c in written.causes}
+    for c in written.causes:
+        new = [r for r in new if not RootCause(c.entry, c.errno, 0, 0).explains(r)]
+    blocks: list[tuple[str, list[str]]] = []
+    for cause in causes:
+        mine = [r for r in new if cause.explains(r)]
+        if not mine or cause.entry in said:
             continue
+        new = [r for r in new if r not in mine]
+        blocks.append(("# root cause: %s" % cause.text, [
+            "@root-cause %s %s  # draft: explains %d failing case(s), e.g. %s" % (
+                cause.entry, cause.errno, len(mine), mine[0].id)]))
+    width = max([len(r.id) for r in new] + [0])
+    for title, cases in _by_site(new, data.get("impl", "?")):
+        blocks.append((title, ["%-*s  # %s" % (width, r.id, _reason(r.message)) for r in cases]))
+    for title, texts in blocks:
         if out and out[-1].strip():
             out.append("")
         out.append(title)
-        for r in cases:
-            text = "%-*s  # %s" % (width, r.id, _reason(r.message))
-            out.append(text)
-            d.added.append(text)
+        out.extend(texts)
+        d.added.extend(texts)
     d.text = "\n".join(out) + "\n" if out else ""
     return d
+
+
+def _by_site(cases: list[CaseResult], impl: str) -> list[tuple[str, list[CaseResult]]]:
+    """The failures under the check site two or more of them share, then the rest."""
+    groups = [("# check site %s: replace each draft reason with the real one" % site, mine)
+              for site, mine in shared_sites(cases, lambda r: r.message).items()]
+    shared = {r.id for _, mine in groups for r in mine}
+    rest = [r for r in cases if r.id not in shared]
+    if rest:
+        groups.append(("# failing in the run of %s: replace each draft reason with the real "
+                       "one" % impl, rest))
+    return groups
 
 
 def main(spec: str, write: str | None) -> int:
@@ -127,7 +135,7 @@ def main(spec: str, write: str | None) -> int:
         with open(write, encoding="utf-8") as f:
             existing = f.read()
     run = results_mod.Run("draft", "import", spec, data)
-    d = draft(data, existing, write or "(new)", run.root_cause)
+    d = draft(data, existing, write or "(new)", run.root_causes)
     for text in d.removed:
         print("- %s" % text, file=sys.stderr)
     for text in d.added if write else []:  # on stdout they are the output itself

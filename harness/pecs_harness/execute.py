@@ -56,7 +56,7 @@ def _explain(cmd: list[str], rc: int, stderr: str | None) -> str:
     return "%s exited with %s%s" % (os.path.basename(cmd[0]), rc, (": " + tail) if tail else "")
 
 
-def _merged_env(extra: dict[str, str]) -> dict[str, str]:
+def merged_env(extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     # A runner started from a Bazel test must not write into the test's own outputs.
     for k in ("XML_OUTPUT_FILE", "TEST_UNDECLARED_OUTPUTS_DIR", "TEST_SHARD_STATUS_FILE",
@@ -99,7 +99,7 @@ def run(impl: Impl, out_dir: str, progress: Progress, filter_: str | None = None
         case_timeout: int = 60, run_timeout: int = 3600
         ) -> tuple[results_mod.ResultsData | None, str | None, list[str]]:
     """Runs impl's runner; returns (results dict or None, error or None, all case ids)."""
-    env = _merged_env(impl.env)
+    env = merged_env(impl.env)
     json_path = os.path.join(out_dir, impl.label + ".json")
     if os.path.exists(json_path):
         os.unlink(json_path)

@@ -22,27 +22,25 @@ import glob
 import os
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 
 class SpecError(Exception):
     pass
 
 
+@dataclass(frozen=True)
 class Impl:
-    def __init__(self, label: str, kind: str, argv: list[str] | None = None,
-                 env: dict[str, str] | None = None, imports: list[str] | None = None,
-                 unprivileged: bool = False, source: str = "") -> None:
-        self.label = label
-        self.kind = kind
-        self.argv = argv or []          # the runner command, without run options
-        self.env = env or {}
-        self.imports = imports or []    # result files, for kind "import"
-        self.unprivileged = unprivileged
-        self.source = source
-        self.expectations: str | None = None
-
-    def __repr__(self) -> str:
-        return "Impl(%s, %s)" % (self.label, self.kind)
+    """One implementation as named on the command line. The driver gives it its final label
+    and expectations file with dataclasses.replace, never by assignment."""
+    label: str
+    kind: str
+    argv: list[str] = field(default_factory=list)  # the runner command, without run options
+    env: dict[str, str] = field(default_factory=dict)
+    imports: list[str] = field(default_factory=list)  # result files, for kind "import"
+    unprivileged: bool = False
+    source: str = ""
+    expectations: str | None = None
 
 
 def _first_existing(paths: list[str]) -> str | None:

@@ -1,14 +1,43 @@
 """What every report shows, computed once: the matrix of behaviour areas by implementation,
-the gating verdicts and the behaviour coverage. summary.json is this model as JSON."""
+the gating verdicts, each run's root causes (the cases each explains, the claimed features
+it makes moot) and the behaviour coverage. summary.json is this model as JSON, and every
+view (report_md, report_html, junit, the console) renders that JSON."""
 import dataclasses
 import datetime
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from .results import Run
+from . import rootcause
+from .results import GatedRun
 from .statuses import COUNT_KEYS, empty_counts
 
-Summary = dict[str, Any]  # summary.json as written
+SummaryJson = dict[str, Any]  # summary.json as written
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The model of one report."""
+    suite_version: str
+    generated: str
+    implementations: tuple[dict[str, Any], ...]
+    areas: dict[str, dict[str, Any]]
+    cases: dict[str, dict[str, Any]]
+    coverage: dict[str, Any]
+    ok: bool
+
+    def to_json(self) -> SummaryJson:
+        return {
+            "format": SUMMARY_FORMAT,
+            # The checkout that gated and rendered; each implementation has its runner's too.
+            "suite_version": self.suite_version,
+            "generated": self.generated,
+            "implementations": list(self.implementations),
+            "areas": self.areas,
+            "cases": self.cases,
+            "coverage": self.coverage,
+            "ok": self.ok,
+        }
 
 SUMMARY_FORMAT = "pecs-summary-1"
 
@@ -26,7 +55,7 @@ def _shorter(text: str | None, root: str | None) -> str | None:
     return text
 
 
-def build(runs: Sequence[Run], catalogue: list[dict[str, str]] | None,
+def build(runs: Sequence[GatedRun], catalogue: list[dict[str, str]] | None,
           catalogue_path: str | None = None, now: datetime.datetime | None = None,
           root: str | None = None, suite_version: str | None = None) -> Summary:
     labels = [r.label for r in runs]
@@ -48,25 +77,62 @@ def build(runs: Sequence[Run], catalogue: list[dict[str, str]] | None,
     for area in areas.values():
         for label in labels:
             area.setdefault(label, {"counts": empty_counts(), "cases": []})
-    return {
-        "format": SUMMARY_FORMAT,
-        # The checkout that gated and rendered; each implementation has its runner's too.
-        "suite_version": suite_version or "unknown",
-        "generated": (now or datetime.datetime.now(datetime.timezone.utc)).strftime(
+    return Summary(
+        suite_version=suite_version or "unknown",
+        generated=(now or datetime.datetime.now(datetime.timezone.utc)).strftime(
             "%Y-%m-%dT%H:%M:%SZ"),
-        "implementations": [_implementation(r, root) for r in runs],
-        "areas": {a: areas[a] for a in sorted(areas)},
-        "cases": {c: cases[c] for c in sorted(cases)},
-        "coverage": coverage(catalogue, cases, catalogue_path),
-        "ok": all(r.ok for r in runs),
-    }
+        implementations=tuple(_implementation(r, root) for r in runs),
+        areas={a: areas[a] for a in sorted(areas)},
+        cases={c: cases[c] for c in sorted(cases)},
+        coverage=coverage(catalogue, cases, catalogue_path),
+        ok=all(r.ok for r in runs))
 
 
-def _implementation(run: Run, root: str | None) -> dict[str, Any]:
+def root_causes(run: GatedRun, root: str | None = None) -> list[dict[str, Any]]:
+    """Each root cause of the run with the failing cases it explains, the claimed features
+    it makes moot, and the @root-cause line that accepts it (None when none does)."""
+    raw = run.run.results
+    out = []
+    for cause in run.run.root_causes:
+        c = {"entry": cause.entry, "errno": cause.errno, "calls": cause.calls,
+             "cases": cause.cases, "text": cause.text,
+             "explains": [r.id for r in raw if cause.explains(r)],
+             "moot_features": rootcause.moot_features(
+                 cause, run.data.get("features", []) if run.data else [], raw),
+             "accepted": _shorter(run.accepted.get(cause.entry), root)}
+        c["line"] = _cause_line(c)
+        out.append(c)
+    return out
+
+
+def _cause_line(cause: dict[str, Any]) -> str:
+    """The sentence every view prints: what the cause is, what it explains, what it moots."""
+    text = cause["text"]
+    if cause["explains"]:
+        text += "; explains %d failing case(s)" % len(cause["explains"])
+    if cause["moot_features"]:
+        text += "; makes the claimed feature(s) %s moot" % ", ".join(cause["moot_features"])
+    if cause["accepted"]:
+        text += "; accepted by %s" % cause["accepted"]
+    else:
+        text += "; say so once with '@root-cause %s %s # why' in the expectations file" % (
+            cause["entry"], cause["errno"])
+    return text
+
+
+def _implementation(run: GatedRun, root: str | None) -> dict[str, Any]:
     j = run.to_json()
     for key in ("source", "expectations", "error"):
         j[key] = _shorter(j[key], root)
     j["problems"] = [_shorter(p, root) for p in j["problems"]]
+    j["warnings"] = [_shorter(p, root) for p in j["warnings"]]
+    for g in j["problem_groups"]:
+        g["advice"] = _shorter(g["advice"], root)
+        g["problems"] = [_shorter(p, root) for p in g["problems"]]
+        # What every view heads the group with: "root cause: ... (12): advice".
+        g["heading"] = g["title"] and "%s (%d)%s" % (
+            g["title"], len(g["problems"]), ": " + g["advice"] if g["advice"] else "")
+    j["root_causes"] = root_causes(run, root)
     return j
 
 

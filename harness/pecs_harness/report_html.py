@@ -81,6 +81,7 @@ def render(s: dict[str, Any], clients: dict[str, Any] | None = None,
           "verdict-ok" if s["ok"] else "verdict-fail", "PASS" if s["ok"] else "FAIL",
           e(s["generated"]), e(s.get("suite_version", "unknown"))))
     _verdicts(s, w)
+    _root_causes(s, w)
     _what_ran(s, w)
     if baseline is not None:
         _changes(s, baseline, w)
@@ -115,6 +116,18 @@ def _verdicts(s: dict[str, Any], w: _Write) -> None:
                   for k in COUNT_ORDER))
         w('<td class=cause title="%s">%s</tr>' % (e(why), e(_clip(why, 150))))
     w("</table>")
+
+
+def _root_causes(s: dict[str, Any], w: _Write) -> None:
+    """Under the verdicts, the one fact behind many failures, in the model's words: the
+    cases it explains, the claimed features it makes moot, the line that accepts it."""
+    causes = [(i["label"], c["line"]) for i in s["implementations"]
+              for c in i.get("root_causes", [])]
+    if causes:
+        w("<ul id=root-causes>")
+        for label, cause in causes:
+            w("<li><b>%s</b>: %s" % (e(label), e(cause)))
+        w("</ul>")
 
 
 def _what_ran(s: dict[str, Any], w: _Write) -> None:
@@ -174,8 +187,14 @@ def _problems(s: dict[str, Any], w: _Write) -> None:
         w('<details class=problems id="impl-%s"%s><summary><b>%s</b>: %d gating problem(s)'
           '</summary><ul>' % (e(i["label"]), "" if n > FOLD_PROBLEMS else " open",
                              e(i["label"]), n))
-        for p in i["problems"]:
-            w("<li>%s" % report_view.link_bugs(p))
+        # The model's groups: the failures one root cause explains, those at one check
+        # site, then the rest, each group's advice said once in its heading.
+        for g in i.get("problem_groups") or [{"heading": None, "problems": i["problems"]}]:
+            items = "".join("<li>%s" % report_view.link_bugs(p) for p in g["problems"])
+            if g["heading"] is None:
+                w(items)
+            else:
+                w("<li>%s<ul>%s</ul>" % (report_view.link_bugs(g["heading"]), items))
         w("</ul></details>")
     w("</div>")
 

@@ -28,7 +28,8 @@ def _versions_and_causes(s: dict[str, Any], w: Callable[[str], None]) -> None:
     w("Suite %s (checkout); runners: %s.\n" % (esc(s.get("suite_version", "unknown")), esc(
         ", ".join("%s %s" % (i["label"], i.get("suite_version", "unknown"))
                   for i in s["implementations"]))))
-    causes = [(i["label"], i["root_cause"]) for i in s["implementations"] if i.get("root_cause")]
+    causes = [(i["label"], c["line"]) for i in s["implementations"]
+              for c in i.get("root_causes", [])]
     if causes:
         w("## Root causes\n")
         for label, cause in causes:
@@ -41,6 +42,18 @@ def _versions_and_causes(s: dict[str, Any], w: Callable[[str], None]) -> None:
         for label, a in assumed:
             w("- **%s**: %s" % (esc(label), esc(a)))
         w("")
+
+
+def _problem_groups(impl: dict[str, Any], w: Callable[[str], None]) -> None:
+    """One implementation's problems under the root cause or check site they share."""
+    for g in impl["problem_groups"]:
+        if g["heading"] is None:
+            for p in g["problems"]:
+                w("- **%s**: %s" % (esc(impl["label"]), esc(p)))
+            continue
+        w("- **%s**: %s" % (esc(impl["label"]), esc(g["heading"])))
+        for p in g["problems"]:
+            w("  - %s" % esc(p))
 
 
 def render(s: dict[str, Any]) -> str:
@@ -62,11 +75,10 @@ def render(s: dict[str, Any]) -> str:
             " | ".join(str(impl["counts"][k]) for k in COUNT_ORDER),
             "ok" if impl["ok"] else "**FAIL**"))
     w("")
-    problems = [(i["label"], p) for i in s["implementations"] for p in i["problems"]]
-    if problems:
+    if any(i["problems"] for i in s["implementations"]):
         w("## Gating problems\n")
-        for label, p in problems:
-            w("- **%s**: %s" % (esc(label), esc(p)))
+        for i in s["implementations"]:
+            _problem_groups(i, w)
         w("")
     labels = [i["label"] for i in s["implementations"]]
     w("## Behaviour areas\n")

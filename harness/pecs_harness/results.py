@@ -5,12 +5,12 @@ results of one or more shards merged, the expectations file re-applied, and the 
 """
 import json
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import expectations as expect_mod
 from . import rootcause
 from .case_result import CaseResult
-from .statuses import STATUSES, count, counts_ok
+from .statuses import STATUSES, counts_ok
 
 # A results file as read: the runner's JSON object.
 ResultsData = dict[str, Any]
@@ -18,11 +18,11 @@ ResultsData = dict[str, Any]
 FORMAT = "pecs-results-1"
 
 
-class _AsWritten:
-    """gate() with AS_WRITTEN keeps the statuses and stale lines as the runner wrote them."""
+class AsWritten:
+    """A gate with AS_WRITTEN keeps the statuses and stale lines as the runner wrote them."""
 
 
-AS_WRITTEN = _AsWritten()
+AS_WRITTEN = AsWritten()
 
 
 class ResultsError(Exception):
@@ -88,27 +88,22 @@ def merge_shards(parts: list[ResultsData], where: str = "results") -> ResultsDat
     return merged
 
 
+@dataclass(frozen=True)
 class Run:
-    """One implementation in the report."""
+    """One implementation's run as it came back: what ran, its merged results file (None
+    when the run failed) and the expectations file its gate is to apply."""
+    label: str
+    kind: str          # ref, syscall, syscall-unprivileged, plugin, pipe, import, vm
+    source: str        # what was run, for the reader
+    data: ResultsData | None = None
+    error: str | None = None                           # why there are no results
+    want_expectations: "str | AsWritten | None" = None
+    partial: bool = False  # a filter chose the cases: the floor cannot be judged
 
-    def __init__(self, label: str, kind: str, source: str, data: ResultsData | None = None,
-                 error: str | None = None) -> None:
-        self.label = label
-        self.kind = kind          # ref, syscall, syscall-unprivileged, plugin, pipe, import
-        self.source = source      # what was run, for the reader
-        self.data = data          # the merged results file, or None when the run failed
-        self.error = error        # why there are no results
-        self.expectations: str | None = None  # path applied by the harness
-        self.results = [CaseResult.from_json(r) for r in data["results"]] if data else []
-        self.stale: list[str] = []     # expectations lines matching no case: messages
-        self.problems: list[str] = []  # gating messages: XPASS, new failures, stale lines
-        self.counts = count(self.results)
-        self.expectation_errors: list[str] = []  # bad lines of the expectations file: the gate fails
-        # Set by the driver: the file gate() applies, and whether it has run yet.
-        self.want_expectations: str | _AsWritten | None = None
-        self.gated = False
-        self.partial = False  # a filter chose the cases: the floor cannot be judged
-        self.gate_problems: list[str] = []  # the run as a whole: floor, features, refusal
+    @property
+    def results(self) -> list[CaseResult]:
+        """The cases as the runner wrote them, before the harness's gate."""
+        return [CaseResult.from_json(r) for r in self.data["results"]] if self.data else []
 
     @property
     def host(self) -> dict[str, Any]:
@@ -120,18 +115,20 @@ class Run:
         return str(self.data.get("suite_version", "unknown")) if self.data else "unknown"
 
     @property
-    def root_cause(self) -> str | None:
-        """One line naming the entry point that answered every call with one errno."""
+    def root_causes(self) -> tuple[rootcause.RootCause, ...]:
+        """The entry points that answered every call with one errno."""
         if not self.data:
-            return None
+            return ()
         if "calls" in self.data:
-            return rootcause.line(self.data["calls"])
-        return self.data.get("root_cause")
+            return rootcause.causes(self.data["calls"])
+        return rootcause.from_line(self.data.get("root_cause"))
 
     @property
-    def ok(self) -> bool:
-        return (self.error is None and not self.expectation_errors and not self.gate_problems
-                and counts_ok(self.counts) and not (self.data or {}).get("incomplete"))
+    def root_cause(self) -> str | None:
+        """The root causes as one line."""
+        if self.data and "calls" not in self.data:
+            return self.data.get("root_cause")
+        return "; ".join(c.text for c in self.root_causes) or None
 
     @property
     def assumed(self) -> list[str]:
@@ -152,107 +149,83 @@ class Run:
             return str(h["unavailable"])
         return None
 
-    def _gate_directives(self, d: expect_mod.Directives) -> list[str]:
-        out = []
-        where = d.path or "its expectations file"
-        if d.floor_line and not self.partial and self.counts["passed"] < d.floor:
-            out.append("%d passed, below the floor of %d in %s:%d: a regression, or lower the "
-                       "floor there with the reason" % (self.counts["passed"], d.floor, d.path,
-                                                        d.floor_line))
-        mine = sorted(set(self.data.get("features", []))) if self.data else []
-        if d.features is not None and self.data is not None and mine != d.features:
-            added = sorted(set(mine) - set(d.features))
-            dropped = sorted(set(d.features) - set(mine))
-            out.append("the claimed features changed from %s:%d (%s%s): if that is meant, "
-                       "write '@features %s # why' there" % (
-                           d.path, d.features_line,
-                           " ".join("+" + f for f in added),
-                           (" " if added and dropped else "") + " ".join("-" + f for f in dropped),
-                           ",".join(mine) or "-"))
-        if self.refusal and not d.accept_refusal_line:
-            out.append("%s; the host facts allow the call (privileged %s, perf_event_paranoid "
-                       "%s), so the implementation refused it and its %d ENV_SKIPs are not the "
-                       "host's: fix it, or accept it with '@accept-refusal # why' in %s" % (
-                           self.refusal, "yes" if self.host.get("privileged") else "no",
-                           self.host.get("paranoid", "?"), self.counts["env_skipped"], where))
-        return out
 
-    def gate(self, expectations_path: str | _AsWritten | None,
-             all_case_ids: Collection[str]) -> bool:
-        """Re-applies the expectations file to the raw statuses and collects the gating
-        messages. all_case_ids: every case of the suite, for stale lines."""
-        if isinstance(expectations_path, _AsWritten):
-            assert self.data is not None  # only imported results are kept as written
-            self.expectations = "%s (as applied by the runner)" % self.data["expectations"]
-            self.stale = ["%s:%d: '%s' matches no case in this suite" % (
-                self.data["expectations"], s["line"], s["pattern"])
-                for s in self.data.get("stale", [])]
-            self.expectation_errors = list(self.data.get("expectation_errors", []))
-        else:
-            lines: list[expect_mod.Line] = []
-            self.expectation_errors = []
-            directives = expect_mod.Directives()
-            if expectations_path:
-                directives, errors = expect_mod.load_directives(expectations_path)
-                # A bad line costs only the gate: the good lines still apply, and every
-                # result stays in the report.
-                lines, self.expectation_errors = expect_mod.load_all(expectations_path)
-                self.expectation_errors += errors
-                self.expectations = expectations_path
-            if self.data is not None:
-                self.results = [expect_mod.apply(lines, self.host, r) for r in self.results]
-            self.stale = [expect_mod.stale_message(l)
-                          for l in expect_mod.stale(lines, all_case_ids)]
-        self.counts = count(self.results)
-        self.counts["stale"] = len(self.stale)
-        if isinstance(expectations_path, _AsWritten):
-            self.gate_problems = list(self.data.get("gate_problems", [])) if self.data else []
-        else:
-            self.gate_problems = self._gate_directives(directives)
-        self.problems = []
-        if self.error:
-            self.problems.append(self.error)
-        short = self.data.get("incomplete") if self.data else None
-        if short:
-            self.problems.append("the run stopped after %d of %d cases (the runner died or was "
-                                 "killed): the results hold only those" % (
-                                     short["done"], short["selected"]))
-        self.problems.extend("expectations: " + e for e in self.expectation_errors)
-        self.problems.extend("gate: " + p for p in self.gate_problems)
-        for r in self.results:
-            if r.status == "XPASS":
-                self.problems.append("XPASS %s: %s" % (r.id, r.message))
-            elif r.status in ("FAIL", "BROKEN", "CRASH"):
-                self.problems.append("%s %s: %s (%s)" % (
-                    r.status, r.id, r.message or "no message", self._advice()))
-        self.problems.extend("stale: " + s for s in self.stale)
-        return self.ok
-
-    def _advice(self) -> str:
-        if self.expectations:
-            return "not in %s: fix it or list it with a reason" % self.expectations
-        return ("no expectations file for %s: fix it, or draft one with `pecs_harness "
-                "expectations` and give each line a reason" % self.label)
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Gating problems that share a root cause or a check site, said once with its advice."""
+    title: str | None            # None: problems of the run as a whole
+    advice: str | None
+    problems: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "advice": self.advice, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class GatedRun:
+    """A run after its gate: the statuses the expectations file made of the raw ones, and
+    every problem that fails the gate."""
+    run: Run
+    expectations: str | None           # the file applied, as the report names it
+    results: tuple[CaseResult, ...]
+    counts: dict[str, int]
+    stale: tuple[str, ...] = ()          # expectations lines matching no case: messages
+    expectation_errors: tuple[str, ...] = ()  # bad lines of the file: the gate fails
+    gate_problems: tuple[str, ...] = ()  # the run as a whole: floor, features, refusal, drafts
+    warnings: tuple[str, ...] = ()       # said, not failed: 'draft:' reasons without --strict
+    problems: tuple[str, ...] = ()       # every gating message, one a line
+    groups: tuple[ProblemGroup, ...] = ()  # the same, under their root cause or check site
+    accepted: dict[str, str] = field(default_factory=dict)  # root cause entry -> file:line
+
+    @property
+    def label(self) -> str:
+        return self.run.label
+
+    @property
+    def data(self) -> ResultsData | None:
+        return self.run.data
+
+    @property
+    def error(self) -> str | None:
+        return self.run.error
+
+    @property
+    def host(self) -> dict[str, Any]:
+        return self.run.host
+
+    @property
+    def root_cause(self) -> str | None:
+        return self.run.root_cause
+
+    @property
+    def ok(self) -> bool:
+        return (self.run.error is None and not self.expectation_errors
+                and not self.gate_problems and counts_ok(self.counts)
+                and not (self.run.data or {}).get("incomplete"))
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.run
         return {
-            "label": self.label,
-            "kind": self.kind,
-            "source": self.source,
-            "impl": self.data["impl"] if self.data else None,
-            "suite_version": self.suite_version,
-            "root_cause": self.root_cause,
-            "host_sources": self.data.get("host_sources", {}) if self.data else {},
-            "assumed": self.assumed,
-            "features": self.data.get("features", []) if self.data else [],
-            "host": self.host,
+            "label": r.label,
+            "kind": r.kind,
+            "source": r.source,
+            "impl": r.data["impl"] if r.data else None,
+            "suite_version": r.suite_version,
+            "root_cause": r.root_cause,
+            "host_sources": r.data.get("host_sources", {}) if r.data else {},
+            "assumed": r.assumed,
+            "features": r.data.get("features", []) if r.data else [],
+            "host": r.host,
             "expectations": self.expectations,
             "counts": self.counts,
             "ok": self.ok,
-            "error": self.error,
-            "problems": self.problems,
+            "error": r.error,
+            "problems": list(self.problems),
+            "problem_groups": [g.to_json() for g in self.groups],
+            "warnings": list(self.warnings),
             # Where each case that gave a verdict gave it: the report links its message
             # to that line of the source.
-            "locations": {r.id: {"file": r.file, "line": r.line}
-                          for r in self.results if r.file},
+            "locations": {c.id: {"file": c.file, "line": c.line}
+                          for c in self.results if c.file},
         }
+

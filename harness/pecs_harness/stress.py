@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from .case_result import CaseResult
-from .results import Run
+from .results import GatedRun
 
 # The loop checks the clock rarely: the point is to burn the core, not to read the time.
 _BUSY = ("import time\n"
@@ -126,9 +126,9 @@ def compare(result_lists: Sequence[Sequence[CaseResult]]) -> list[Case]:
 class Outcome:
     """One implementation's stress: its runs and what they say together."""
 
-    def __init__(self, label: str, runs: list[Run]) -> None:
+    def __init__(self, label: str, runs: list[GatedRun]) -> None:
         self.label = label
-        self.runs = runs                       # results.Run, one per run
+        self.runs = runs                       # results.GatedRun, one per run
         self.broken = [(n, r.error) for n, r in enumerate(runs, 1) if r.data is None]
         good = [r for r in runs if r.data is not None]
         self.cases = compare([r.results for r in good])
@@ -143,10 +143,10 @@ class Outcome:
         return not (self.broken or self.changed or self.gate_failures)
 
 
-def stress(run_one: Callable[[int], Run], label: str, runs: int,
+def stress(run_one: Callable[[int], GatedRun], label: str, runs: int,
            say: Callable[[str], None] = print) -> Outcome:
-    """Calls run_one(n) for n in 1..runs (each returns a gated results.Run) and compares."""
-    done: list[Run] = []
+    """Calls run_one(n) for n in 1..runs (each returns a results.GatedRun) and compares."""
+    done: list[GatedRun] = []
     for n in range(1, runs + 1):
         start = time.monotonic()
         run = run_one(n)

@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO
 
 from . import execute, vm_guest, vm_initramfs
@@ -67,10 +68,9 @@ QUIET_MARGIN_S = 60
 SYSRQ_KEYS = "9wl"
 
 
+@dataclass(frozen=True)
 class VmImpl(Impl):
-    def __init__(self, label: str, kernel: str, runner: str) -> None:
-        super().__init__(label, "vm", [runner], source="kernel image " + kernel)
-        self.kernel = kernel
+    kernel: str = ""
 
 
 def default_label(kernel: str) -> str:
@@ -88,7 +88,8 @@ def parse(arg: str, loc: Locator) -> VmImpl:
     if not os.path.isfile(kernel):
         raise SpecError("vm: no such kernel image %s" % kernel)
     runner = loc.runner("syscall-static", "conformance/pecs-syscall-static")
-    return VmImpl(label, os.path.abspath(kernel), runner)
+    kernel = os.path.abspath(kernel)
+    return VmImpl(label, "vm", [runner], source="kernel image " + kernel, kernel=kernel)
 
 
 def accel() -> str:
@@ -383,15 +384,14 @@ def _runs(impl: VmImpl, plan: list[vm_guest.Pass], con: vm_guest.Console,
                 data, errors[p.label] = None, str(e)
         if data is not None and out:
             _write_json(os.path.join(out, p.label + ".json"), data)
-        run = results_mod.Run(p.label, "vm", _source(impl, con, p, acc), data,
-                              errors.get(p.label))
         # LABEL-unprivileged (and each -paranoid3 pass) takes its own file when there is
         # one, else LABEL's, whose [unprivileged] and [paranoid>=3] conditions select its
         # lines (as syscall-unprivileged does).
         exp = expectations_for(p.label)
         if exp is None:
             exp = expectations_for(impl.label)
-        run.want_expectations = exp
+        run = results_mod.Run(p.label, "vm", _source(impl, con, p, acc), data,
+                              errors.get(p.label), want_expectations=exp)
         runs.append(run)
     return runs
 

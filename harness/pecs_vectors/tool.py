@@ -5,7 +5,9 @@ Run from harness/:  /usr/bin/python3 -m pecs_vectors.tool <command>
   lint       validate every file under vectors/ (schema, tcIds, sources, hex, history)
   regen      rewrite the generated files (= python3 -m pecs_vectors.generate --write)
   check      exit 1 with a diff if a generated file is stale (= python3 -m pecs_vectors.generate --check)
-  crosscheck re-check captured vectors against the running kernel (not built yet)
+
+Replaying captured vectors against the running kernel needs the capture tool and the
+driver's privilege handling: python3 -m pecs_harness crosscheck.
 """
 
 import argparse
@@ -35,18 +37,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return rc
 
 
-def _cmd_crosscheck(args: argparse.Namespace) -> int:
-    # The replay needs the capture tool and privilege handling, which live in the
-    # driver; this name stays so that every vector command is under one tool.
-    from pecs_harness import cli
-    return cli.main(["crosscheck"] + list(args.files or []))
-
-
 COMMANDS = {
     "lint": (_cmd_lint, "validate every vector file"),
     "regen": (_cmd_regen, "rewrite the generated vector files"),
     "check": (_cmd_check, "fail with a diff if generated files are stale"),
-    "crosscheck": (_cmd_crosscheck, "replay captured vectors against this kernel (pecs_harness crosscheck)"),
 }
 
 
@@ -64,9 +58,6 @@ def main(argv: list[str] | None = None) -> int:
                             help="skip the comparison with the last commit")
             sp.add_argument("--rev", default="HEAD",
                             help="git revision whose tcIds must keep their meaning (default HEAD)")
-        if name == "crosscheck":
-            sp.add_argument("files", nargs="*",
-                            help="captured vector files (default: vectors/captured/*.json)")
     args = p.parse_args(argv)
     return COMMANDS[args.command][0](args)
 

@@ -70,7 +70,7 @@ def test_a_run_killed_mid_way_leaves_its_tap_and_json(tmp_path: pathlib.Path) ->
     """The static binary killed after a few cases: its TAP has the version line, the plan
     and a line per case done, in that order, and its JSON parses, holds those cases and says
     how many it lacks; the harness reads it and fails the gate for it."""
-    from pecs_harness import results
+    from pecs_harness import gating, results
     tap, out = tmp_path / "run.tap", tmp_path / "run.json"
     p = subprocess.Popen([static_binary(), "--tap", str(tap), "--json", str(out), "--quiet"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,8 +95,8 @@ def test_a_run_killed_mid_way_leaves_its_tap_and_json(tmp_path: pathlib.Path) ->
     assert len(done) - 1 <= len(data["results"]) <= len(done)
     # No expectations file: the plan counts the cases alone.
     assert data["incomplete"] == {"done": len(data["results"]), "selected": planned}
-    run = results.Run("cut", "import", str(out), data)
-    run.gate(None, {r["id"] for r in data["results"]})
+    run = gating.gate(results.Run("cut", "import", str(out), data),
+                      {r["id"] for r in data["results"]})
     assert not run.ok
     assert any("stopped after %d of" % len(data["results"]) in p for p in run.problems)
 

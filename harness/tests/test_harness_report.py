@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pecs_harness import behaviours, cli, model, report_view, testing
+from pecs_harness import behaviours, cli, model, output, report_view, testing
 from pecs_harness.statuses import COUNT_KEYS
 
 CATALOGUE = """# Behaviours
@@ -262,7 +262,10 @@ def test_the_markdown_report_has_the_matrix_and_the_problems(report: Report) -> 
     md = (report[0] / "report.md").read_text()
     assert "| area | syscall | syscall-2 |" in md
     assert "| Toy.Verdict | 3 xfail, 1 env-skip | 1 fail, 1 env-skip, 1 broken, 1 crash |" in md
-    assert "**syscall-2**: CRASH Required.Toy.Verdict.Crashes" in md
+    # The failures under one heading with the advice said once, not once a case.
+    assert "- **syscall-2**: failures (3): no expectations file for syscall-2" in md
+    assert "\n  - CRASH Required.Toy.Verdict.Crashes" in md
+    assert md.count("no expectations file") == 1
     assert "Verdict: **FAIL**" in md
 
 
@@ -320,7 +323,7 @@ def test_the_html_report_has_the_real_clients_section(report: Report,
     verdict on each implementation, its text escaped."""
     _, _, summary = report
     (tmp_path / "clients.json").write_text(json.dumps(CLIENTS))
-    cli.write_reports(summary, str(tmp_path))
+    output.write_reports(summary, str(tmp_path))
     page = (tmp_path / "report.html").read_text()
     table = ClientsTable()
     table.feed(page)

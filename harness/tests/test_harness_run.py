@@ -1,5 +1,6 @@
 """The driver end to end against the toy suite (harness/tests/toy): running, gating,
 importing results written elsewhere, shards, refusals and progress."""
+import argparse
 import pathlib
 import json
 import os
@@ -156,7 +157,9 @@ def test_report_rerenders_a_run_directory(toy: str, tmp_path: pathlib.Path, caps
     assert summary(out)["implementations"][0]["counts"] == before["implementations"][0]["counts"]
 
 
-def test_a_runner_that_refuses_is_reported_and_the_run_goes_on(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_runner_that_refuses_is_a_setup_error_in_one_line_and_no_report(toy: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No case ran, so nothing regressed: exit 2, one line naming why, no report, and no
+    other implementation run first."""
     bad = tmp_path / "refusing-runner"
     bad.write_text("#!/bin/sh\necho 'pecs: refusing the implementation: size 12 is unknown' >&2\n"
                    "exit 2\n")
@@ -164,12 +167,44 @@ def test_a_runner_that_refuses_is_reported_and_the_run_goes_on(toy: str, tmp_pat
     rc, text = run(capsys, "run", "--out", str(tmp_path / "out"),
                    "--impl", "syscall", "--runner", "syscall=" + toy,
                    "--expectations", "syscall=" + testing.TOY_EXPECTATIONS,
-                   "--impl", "plugin:bad=/nonexistent.so", "--runner", "plugin=" + str(bad))
-    assert rc == 1
-    impls = {i["label"]: i for i in summary(tmp_path / "out")["implementations"]}
-    assert impls["syscall"]["ok"]
-    assert not impls["bad"]["ok"]
-    assert "size 12 is unknown" in impls["bad"]["error"]
+                   "--impl", "plugin:bad=" + toy, "--runner", "plugin=" + str(bad))
+    assert rc == 2
+    assert text.count("\n") == 1 and "size 12 is unknown" in text and text.startswith(
+        "pecs_harness: bad: the runner cannot start"), text
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["--impl", "plugin:mine=/no/such/libmine.so"], "mine: no plugin at /no/such/libmine.so"),
+    (["--impl", "ref", "--runner", "ref=/no/such/pecs-ref"], "ref: no runner at /no/such/pecs-ref"),
+    (["--impl", "nonsense"], "unknown implementation spec 'nonsense'"),
+])
+def test_setup_errors_exit_2_with_one_line_and_no_report(
+        argv: list[str], why: str, toy: str, tmp_path: pathlib.Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    rc, text = run(capsys, "run", "--out", str(tmp_path / "out"), "--runner", "plugin=" + toy,
+                   *argv)
+    assert (rc, text.count("\n")) == (2, 1), text
+    assert why in text
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_command_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["nosuch"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "nosuch: unknown command" in err and "run, report" in err
+
+
+def test_every_command_comes_from_one_registry() -> None:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == list(cli.COMMANDS)
+    # The shared groups: every command that gates takes --strict and --expectations.
+    for name in ("run", "report", "stress"):
+        opts = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        assert {"--strict", "--expectations", "--quiet", "--root"} <= opts, name
 
 
 def test_a_hanging_runner_is_stopped(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,3 +270,13 @@ def test_the_command_line_works_from_a_fresh_process(toy: str, tmp_path: pathlib
                        env=env, stdout=subprocess.PIPE, universal_newlines=True)
     assert p.returncode == 0, p.stdout
     assert "syscall: 7 case(s)" in p.stdout
+
+
+def test_pecs_vectors_imports_nothing_of_the_driver() -> None:
+    """The vector tools stand below the driver: pecs_harness may use them, not the reverse."""
+    vectors = os.path.join(HARNESS, "pecs_vectors")
+    for dirpath, _, files in os.walk(vectors):
+        for name in files:
+            if name.endswith(".py"):
+                text = open(os.path.join(dirpath, name), encoding="utf-8").read()
+                assert "import pecs_harness" not in text and "from pecs_harness" not in text, name

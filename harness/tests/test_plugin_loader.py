@@ -43,6 +43,20 @@ def test_a_bad_vtable_is_refused_with_its_reason(kind: str, reason: str) -> None
     assert r.stdout == ""  # nothing that could be mistaken for a result
 
 
+def test_the_driver_calls_a_refused_plugin_a_setup_error(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing ran, so nothing regressed: exit 2, one line with the runner's reason, no
+    report (not "bad: no cases: FAIL")."""
+    from pecs_harness import cli
+    so = locate("examples/refused_plugins/librefused_small.so")
+    rc = cli.main(["run", "--out", str(tmp_path / "out"), "--impl", "plugin:bad=" + so,
+                   "--runner", "plugin=" + locate(RUNNER)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert err.startswith("pecs_harness: bad: the runner cannot start") and "vtable size 40" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_missing_file_is_refused() -> None:
     r = run_plugin("/nonexistent/libnothing.so", "--list")
     assert r.returncode == 2

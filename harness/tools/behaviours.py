@@ -14,13 +14,15 @@ reference engine, so neither can drift.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "behaviours.md")
-ROW = re.compile(r"^\|\s*([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)\s*\|")
+
+# Run as a script from a checkout, harness/ is not on the path yet.
+sys.path.insert(1, os.path.join(ROOT, "harness"))
+from pecs_harness import behaviours as catalogue  # noqa: E402
 
 
 def declared_cases(runner: str) -> dict[str, list[str]]:
@@ -66,13 +68,6 @@ def ref_status(results_path: str) -> dict[str, str]:
     return words
 
 
-def split_row(line: str) -> list[str]:
-    """Cells of a Markdown table row; an escaped pipe (\\|) stays inside its cell."""
-    body = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
-    return [c.strip().replace("\x00", "\\|")
-            for c in body.replace("\\|", "\x00").split("|")]
-
-
 def process(runner: str, write: bool, ref_results: str | None = None, doc: str = DOC) -> list[str]:
     cases = declared_cases(runner)
     by_behaviour: dict[str, list[str]] = {}
@@ -83,17 +78,12 @@ def process(runner: str, write: bool, ref_results: str | None = None, doc: str =
     lines = open(doc, encoding="utf-8").read().split("\n")
     known: set[str] = set()
     problems: list[str] = []
-    out: list[str] = []
-    for n, line in enumerate(lines, 1):
-        m = ROW.match(line)
-        if not m:
-            out.append(line)
-            continue
-        cells = split_row(line)
+    out = list(lines)
+    for i, _header, cells in catalogue.table_rows(lines):
+        n = i + 1
         if len(cells) != 6:
             problems.append(f"{doc}:{n}: a row needs 6 cells (id, behaviour, source, cases, "
                             f"vectors, ref), found {len(cells)}")
-            out.append(line)
             continue
         bid = cells[0]
         if bid in known:
@@ -110,7 +100,7 @@ def process(runner: str, write: bool, ref_results: str | None = None, doc: str =
                                 f"harness/tools/behaviours.py write")
         if refs is not None and bid in refs:
             cells[5] = refs[bid]
-        out.append("| " + " | ".join(cells) + " |")
+        out[i] = "| " + " | ".join(cells) + " |"
     for cid, bs in sorted(cases.items()):
         for b in bs:
             if b not in known:
