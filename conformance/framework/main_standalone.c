@@ -107,6 +107,43 @@ static void early_root_cause(struct pecs_session *s, const struct pecs_result *r
 	}
 }
 
+/* The cases that need a feature the implementation does not claim are not run: on the
+ * console they are one line, not a line each (--json and --tap still list them). */
+#define MAX_UNCLAIMED 32
+struct unclaimed {
+	char name[MAX_UNCLAIMED][48];
+	size_t count[MAX_UNCLAIMED], nr, cases;
+};
+
+static int note_unclaimed(struct unclaimed *u, const struct pecs_impl *impl,
+			  const struct pecs_case *c)
+{
+	char f[48];
+	size_t i;
+
+	if (!pecs_case_missing_feature(impl, c, f, sizeof(f)))
+		return 0;
+	u->cases++;
+	for (i = 0; i < u->nr && strcmp(u->name[i], f) != 0; i++)
+		;
+	if (i == u->nr && u->nr < MAX_UNCLAIMED)
+		snprintf(u->name[u->nr++], sizeof(u->name[0]), "%s", f);
+	if (i < u->nr)
+		u->count[i]++;
+	return 1;
+}
+
+static void print_unclaimed(const struct unclaimed *u, const char *impl, const char *hash)
+{
+	if (!u->cases)
+		return;
+	printf("%specs: %zu case(s) need a feature %s does not claim, not run:", hash, u->cases,
+	       impl);
+	for (size_t i = 0; i < u->nr; i++)
+		printf("%s %s (%zu)", i ? "," : "", u->name[i], u->count[i]);
+	printf("\n");
+}
+
 /* --features: what the system under test lacks ("-mmap,-poll"), or the whole set it has
  * ("counting,read.group"). The adapter's claims are what the runner can drive; the system
  * under test may implement less, and its missing features must be UNSUPPORTED, not FAIL. */
@@ -207,6 +244,7 @@ static int run_suite(const struct run_args *a)
 		return 2;
 	}
 	int tap_stdout = out.tap && strcmp(out.tap, "-") == 0, said = 0;
+	struct unclaimed unclaimed = {0};
 	if ((rc = pecs_session_stream(&s, &out)) < 0) {
 		fprintf(stderr, "pecs: cannot write %s: %s (nothing was run)\n", out.tap,
 			strerror(-rc));
@@ -226,17 +264,20 @@ static int run_suite(const struct run_args *a)
 			printf("%specs: host fact %s: %s\n", hash, pecs_fact_names[i], src);
 	}
 	for (size_t i = 0; i < s.nselected; i++) {
+		int quiet = note_unclaimed(&unclaimed, s.impl, s.selected[i]);
+
 		/* In process, a case that crashes takes the runner down before its verdict line:
 		 * name it first. */
-		if (!a->run.isolate)
+		if (!a->run.isolate && !quiet)
 			printf("%sRUN         %s\n", hash, s.selected[i]->id);
 		pecs_run_case(s.impl, &s.facts, s.selected[i], &a->run, &results[i]);
 		pecs_expect_apply(&s.expect, &results[i]);
-		if (!tap_stdout)
+		if (!tap_stdout && !(quiet && results[i].status == PECS_UNSUPPORTED))
 			print_result(&results[i], a->quiet);
 		pecs_session_case_done(&s, results, i + 1);
 		early_root_cause(&s, results, i + 1, &said, tap_stdout);
 	}
+	print_unclaimed(&unclaimed, s.impl->name, hash);
 	rc = pecs_session_finish(&s, results, s.nselected, &out);
 	free(results);
 	pecs_session_free(&s);

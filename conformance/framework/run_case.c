@@ -16,8 +16,8 @@
 #include "runner.h"
 
 /* The first feature of c the implementation does not claim, copied into buf; 0 if all are. */
-static int missing_feature(const struct pecs_impl *impl, const struct pecs_case *c, char *buf,
-			   size_t len)
+int pecs_case_missing_feature(const struct pecs_impl *impl, const struct pecs_case *c, char *buf,
+			      size_t len)
 {
 	const char *p = c->features;
 	while (p && *p) {
@@ -234,7 +234,7 @@ void pecs_run_case(const struct pecs_impl *impl, const struct pecs_host_facts *f
 	r->c = c;
 	double start = case_deadline_now_ms();
 	char missing[64];
-	if (missing_feature(impl, c, missing, sizeof(missing))) {
+	if (pecs_case_missing_feature(impl, c, missing, sizeof(missing))) {
 		r->raw = PECS_UNSUPPORTED;
 		snprintf(r->message, sizeof(r->message), "%s does not claim feature %s", impl->name,
 			 missing);

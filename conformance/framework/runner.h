@@ -27,6 +27,10 @@ const struct pecs_case *pecs_registry_find(const char *id);
  * with why in msg. */
 int pecs_case_features_check(const struct pecs_case *c, char *msg, size_t msglen);
 
+/* 1 with the first feature c needs that impl does not claim in buf, else 0. */
+int pecs_case_missing_feature(const struct pecs_impl *impl, const struct pecs_case *c, char *buf,
+			      size_t len);
+
 /* ---- names ---- */
 
 const char *pecs_status_name(enum pecs_status s); /* "PASS", "ENV_SKIP", ... */

@@ -125,3 +125,15 @@ def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
         assert ref["raw_status"] == sys_["raw_status"], (cid, ref, sys_)
     assert both > 100
     assert known <= 10, "%d of the engine's failures are only listed, not fixed" % known
+
+
+@needs_suite
+def test_cases_of_unclaimed_features_are_one_console_line() -> None:
+    """The kernel claims neither engine.inject nor profiler.replay: their cases are not
+    run, and the console says so once, not a line each (the JSON still lists them)."""
+    import subprocess
+    out = subprocess.run([SYSCALL, "--filter", "Required.Engine.*,Required.Read.Write.*"],
+                         capture_output=True, text=True).stdout
+    assert "UNSUPPORTED" not in out and "does not claim feature" not in out
+    line = [l for l in out.splitlines() if "need a feature syscall does not claim" in l]
+    assert len(line) == 1 and "engine.inject (" in line[0], out
