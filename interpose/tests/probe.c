@@ -4,6 +4,7 @@
  * checks the answers each gives alike plus which one served it: the fd's kind in /proc.
  * Exit status 0 when every check holds; the failing check is printed. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +110,47 @@ static void sampling(void)
 	CHECK(close(fd) == 0);
 }
 
+/* The ring's mapping answers as a perf mapping does (conformance/cases/mmap_vma.c): not
+ * grown, shrunk or cut by the program's own calls, moved whole, not inherited by fork,
+ * and its implementation told when it goes. */
+static void ring_vma(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 3 * page;
+	int fd = open_sw(PECS_SW_CPU_CLOCK, 1000000000), status; /* no sample comes */
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	CHECK(fd >= 0);
+	uint8_t *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED);
+	CHECK(mremap(ring, len, 2 * len, MREMAP_MAYMOVE) == MAP_FAILED && errno == EFAULT);
+	CHECK(mremap(ring, len, page, 0) == MAP_FAILED && errno == EINVAL);
+	CHECK(munmap(ring + page, page) == -1 && errno == EINVAL);
+	CHECK(mmap(ring + page, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		   0) == MAP_FAILED && errno == EINVAL);
+	pid_t kid = fork();
+	if (kid == 0) {
+		unsigned char v[4];
+		_exit(mincore(ring, len, v) == 0);
+	}
+	CHECK(kid > 0 && waitpid(kid, &status, 0) == kid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	uint8_t *area = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(area != MAP_FAILED);
+	uint8_t *moved = mremap(ring, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, area);
+	CHECK(moved == area);
+	CHECK(((volatile struct pecs_mmap_page *)moved)->data_size == 2 * page);
+	CHECK(poll(&p, 1, 0) == 0);
+	CHECK(munmap(moved, len) == 0);
+	CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLHUP));
+	/* Mapped over whole, the ring goes as by munmap. */
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED);
+	CHECK(mmap(ring, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == ring);
+	CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLHUP));
+	CHECK(munmap(ring, len) == 0 && munmap(area, 2 * len) == 0);
+	CHECK(close(fd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -116,6 +159,7 @@ int main(int argc, char **argv)
 	}
 	counting(argv[1]);
 	sampling();
+	ring_vma();
 	printf("probe: ok (%s)\n", argv[1]);
 	return 0;
 }

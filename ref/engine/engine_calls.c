@@ -87,12 +87,14 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
 		    off_t offset, void **addr)
 {
+	struct ref_defer d = {0};
 	struct ref_event *ev;
 	int ret;
 
 	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr) : -EBADF;
+	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr, &d) : -EBADF;
+	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }

@@ -279,8 +279,10 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 		    struct ref_defer *d);
 
 /* ---- ring buffers and mappings (event_rb.c) ---- */
+/* *addr is read for MAP_FIXED or MAP_FIXED_NOREPLACE in flags, as mmap(2)'s addr; the
+ * perf mappings a fixed one replaces are closed into d. */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
-		   void **addr);
+		   void **addr, struct ref_defer *d);
 int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d);
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);

@@ -36,6 +36,8 @@ struct pecs_impl {
 	int (*close)(void *ctx, int fd);
 	ssize_t (*read)(void *ctx, int fd, void *buf, size_t count);
 	int (*ioctl)(void *ctx, int fd, unsigned long request, unsigned long arg);
+	/* *addr is the mapping made; with MAP_FIXED or MAP_FIXED_NOREPLACE in flags it is
+	 * also where the caller asks for it, as mmap(2)'s addr (otherwise it is not read). */
 	int (*mmap)(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
 		    void **addr);
 	int (*munmap)(void *ctx, void *addr, size_t length);
