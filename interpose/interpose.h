@@ -102,5 +102,8 @@ void ip_task_enter(struct ip_task_call *c, long nr, const unsigned long args[6],
 /* Between enter and exit: the thread's name is now comm. */
 void ip_task_comm(struct ip_task_call *c, const char *comm);
 long ip_task_exit(struct ip_task_call *c, long r);
+/* Between enter and exit: prctl(PR_TASK_PERF_EVENTS_ENABLE or _DISABLE) succeeded. 1 when
+ * the implementation was told, 0 when it has no task_event entry to tell. */
+int ip_task_perf_events(struct ip_task_call *c, int on);
 
 #endif /* PECS_INTERPOSE_INTERNAL_H */

@@ -155,7 +155,7 @@ static int sys_task_event(void *ctx, const struct pecs_task_event *te)
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "mmap.vma", "poll", "sampling", "policy",
-	"pid.other", "tracepoint.syscalls", NULL,
+	"pid.other", "prctl.perf_events", "tracepoint.syscalls", NULL,
 };
 
 static const struct pecs_impl syscall_impl = {

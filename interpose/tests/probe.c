@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,6 +90,27 @@ static void counting(const char *kind)
 	CHECK(close(d) == 0);
 }
 
+/* prctl(PR_TASK_PERF_EVENTS_DISABLE) stops the events this thread opened, by the C
+ * library's prctl and by syscall(); _ENABLE starts them again. */
+static void task_prctl(void)
+{
+	uint64_t a = 0, b = 0;
+	int fd = open_sw(PECS_SW_TASK_CLOCK, 0);
+
+	CHECK(fd >= 0);
+	for (int door = 0; door < 2; door++) {
+		CHECK((door ? syscall(SYS_prctl, PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0)
+			    : prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0)) == 0);
+		CHECK(read(fd, &a, sizeof(a)) == sizeof(a));
+		burn(5 * 1000000ull);
+		CHECK(read(fd, &b, sizeof(b)) == sizeof(b) && b == a);
+		CHECK(prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0) == 0);
+		burn(5 * 1000000ull);
+		CHECK(read(fd, &b, sizeof(b)) == sizeof(b) && b > a);
+	}
+	CHECK(close(fd) == 0);
+}
+
 static void sampling(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -160,6 +182,7 @@ int main(int argc, char **argv)
 	counting(argv[1]);
 	sampling();
 	ring_vma();
+	task_prctl();
 	printf("probe: ok (%s)\n", argv[1]);
 	return 0;
 }

@@ -71,6 +71,7 @@ struct ref_event {
 	enum ref_kind kind;
 	uint64_t id;
 	pid_t pid, tid;           /* pid -1: cpu-wide */
+	pid_t owner_tid;          /* the thread that opened it: its prctl switches it */
 	int same_process;
 	int cpu;
 	int clock;                /* attr.clockid with use_clockid, else -1 */

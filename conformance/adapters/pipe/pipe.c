@@ -419,10 +419,12 @@ static struct pecs_impl pipe_impl = {
 /* Features the pipe cannot carry: the vtable's optional inject_sample and set_profiler
  * have no operation, a version 1 testee cannot share its mappings, and the runner's
  * mapping is a second one of the testee's buffer, so the testee never sees what the
- * runner's process does to it (mmap.vma). */
+ * runner's process does to it (mmap.vma), and the testee's thread, not the runner's,
+ * creates the events and owns them for prctl (prctl.perf_events). */
 static int cannot_carry(const char *f)
 {
-	static const char *const never[] = {"engine.inject", "profiler.replay", "mmap.vma", NULL};
+	static const char *const never[] = {"engine.inject", "profiler.replay", "mmap.vma", "prctl.perf_events",
+					    NULL};
 	static const char *const v1_cannot[] = {"mmap", "mmap.overwrite", NULL};
 	for (const char *const *p = never; *p; p++)
 		if (strcmp(*p, f) == 0)

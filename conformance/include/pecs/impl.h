@@ -53,7 +53,8 @@ struct pecs_impl {
 	int (*inject_sample)(void *ctx, int fd, const struct pecs_sample *sample);
 	/* feature profiler.replay: the stream fd's profiler session will serve */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
-	/* feature tracepoint.syscalls: the calling thread did what te says. An implementation
+	/* features tracepoint.syscalls and prctl.perf_events: the calling thread did what te
+	 * says (a system call, a new name, its events switched off or on). An implementation
 	 * that sees the caller's system calls itself (the kernel) has nothing to do; one in
 	 * the caller's process counts and samples its syscalls:* tracepoints and writes
 	 * PERF_RECORD_COMM from it. 0, or -EINVAL for a te it cannot read. */
