@@ -109,12 +109,16 @@ def test_imported_results_of_a_filtered_run_are_judged_against_the_whole_suite(f
 @needs_suite
 def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
     """Linux is the oracle: where the engine and the kernel both run a case, the engine's
-    raw verdict is the kernel's (cases only one side supports are UNSUPPORTED there)."""
+    raw verdict is the kernel's (cases only one side supports are UNSUPPORTED there). The
+    exceptions are the cases conformance/expectations/ref.txt lists (XFAIL): what user space
+    cannot do in the caller's process, each with its measurement there."""
     _, _, summary = full
     both = 0
     for cid, case in summary["cases"].items():
         ref, sys_ = case["results"].get("ref"), case["results"].get("syscall")
         if not ref or not sys_ or "UNSUPPORTED" in (ref["raw_status"], sys_["raw_status"]):
+            continue
+        if ref["status"] == "XFAIL":
             continue
         both += 1
         assert ref["raw_status"] == sys_["raw_status"], (cid, ref, sys_)
