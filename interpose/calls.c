@@ -1,4 +1,5 @@
-/* The entries the interposer defines, but for mmap and poll (mem_poll.c): each asks
+/* The entries the interposer defines, but for mmap and poll (mem_poll.c) and prctl
+ * (prctl.c): each asks
  * whether its fd is an event and passes straight through when not.
  *
  * Variadic entries (syscall, ioctl, fcntl, prctl) forward the most arguments their calls
@@ -106,6 +107,9 @@ long syscall(long nr, ...)
 	if (nr == SYS_perf_event_open)
 		return open_event((struct pecs_attr *)a[0], (pid_t)a[1], (int)a[2], (int)a[3],
 				  (unsigned long)a[4]);
+	/* prctl's options that reach the implementation are prctl.c's, by either door. */
+	if (nr == SYS_prctl)
+		return prctl((int)a[0], a[1], a[2], a[3], a[4]);
 	if (!ip_task_reported(nr))
 		return ip_real()->syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	struct ip_task_call c;
@@ -240,51 +244,4 @@ int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
 	return fcntl_any(ip_real()->fcntl64, fd, cmd, arg);
-}
-
-struct toggle {
-	const struct pecs_impl *impl;
-	void *ctx;
-	unsigned long request;
-};
-
-static void toggle_one(int ifd, void *arg)
-{
-	struct toggle *t = arg;
-
-	t->impl->ioctl(t->ctx, ifd, t->request, 0);
-}
-
-/* PR_TASK_PERF_EVENTS_{ENABLE,DISABLE} act on every event the caller opened: here, every
- * event of the table. The kernel's prctl then runs too, for its own answer. Every prctl
- * is reported for syscalls:sys_{enter,exit}_prctl (task.c). */
-int prctl(int option, ...)
-{
-	va_list ap;
-	unsigned long a[4];
-
-	va_start(ap, option);
-	for (int i = 0; i < 4; i++)
-		a[i] = va_arg(ap, unsigned long);
-	va_end(ap);
-	if (option == PR_TASK_PERF_EVENTS_ENABLE || option == PR_TASK_PERF_EVENTS_DISABLE) {
-		struct toggle t = {.request = option == PR_TASK_PERF_EVENTS_ENABLE
-						      ? PECS_IOC_ENABLE
-						      : PECS_IOC_DISABLE};
-		int err;
-
-		t.impl = ip_impl(&t.ctx, &err);
-		if (t.impl)
-			ip_table_each(toggle_one, &t);
-	}
-	struct ip_task_call c;
-	unsigned long args[6] = {(unsigned long)option, a[0], a[1], a[2], a[3]};
-
-	ip_task_enter(&c, SYS_prctl, args, __builtin_return_address(0));
-	int r = ip_real()->prctl(option, a[0], a[1], a[2], a[3]);
-
-	/* __set_task_comm() raises PERF_RECORD_COMM for the new name. */
-	if (r == 0 && option == PR_SET_NAME)
-		ip_task_comm(&c, (const char *)a[0]);
-	return (int)ip_task_exit(&c, r);
 }

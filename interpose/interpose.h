@@ -29,6 +29,7 @@ struct ip_real {
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	void *(*mmap64)(void *, size_t, int, int, int, off_t);
 	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
 	int (*prctl)(int, ...);
@@ -92,8 +93,16 @@ int ip_table_any(const struct pollfd *fds, nfds_t nfds);
 
 /* Mappings the implementation made for events, so munmap finds its way back. */
 int ip_map_add(void *addr, size_t len);
-/* 1 and forgets it when addr starts a mapping of an event, else 0. */
-int ip_map_take(void *addr);
+/* 1 and forgets it when addr starts a mapping of an event, else 0; with where the
+ * implementation has it and its length (either pointer may be NULL). */
+int ip_map_take(void *addr, void **impl_addr, size_t *len);
+/* What [addr, addr+len) does to the events' mappings: -EINVAL when it cuts one (the
+ * kernel never splits a perf mapping), 1 with one it holds whole in *start and *mlen,
+ * 0 when it touches none. */
+int ip_map_in(void *addr, size_t len, void **start, size_t *mlen);
+/* The program's mremap moved the mapping at from to to; the implementation keeps it
+ * where it mapped it. */
+int ip_map_move(void *from, void *to);
 
 /* The routed calls behind poll/ppoll: fds holds at least one event. */
 int ip_poll_events(struct pollfd *fds, nfds_t nfds, int timeout_ms);
@@ -112,5 +121,8 @@ void ip_task_enter(struct ip_task_call *c, long nr, const unsigned long args[6],
 /* Between enter and exit: the thread's name is now comm. */
 void ip_task_comm(struct ip_task_call *c, const char *comm);
 long ip_task_exit(struct ip_task_call *c, long r);
+/* Between enter and exit: prctl(PR_TASK_PERF_EVENTS_ENABLE or _DISABLE) succeeded. 1 when
+ * the implementation was told, 0 when it has no task_event entry to tell. */
+int ip_task_perf_events(struct ip_task_call *c, int on);
 
 #endif /* PECS_INTERPOSE_INTERNAL_H */

@@ -1,4 +1,9 @@
-/* mmap/munmap of an event's ring, and poll/ppoll over sets that hold events.
+/* mmap/munmap/mremap of an event's ring, and poll/ppoll over sets that hold events.
+ *
+ * The ring's mapping keeps a perf mapping's rules whoever made it: the program's own
+ * mremap, munmap and MAP_FIXED mmap that would grow or cut it get the kernel's errno, and
+ * those that unmap or move it whole reach the implementation (its munmap), since a ring
+ * an implementation made in this process is ordinary memory to the kernel.
  *
  * The implementation's poll answers for one event at a time (struct pecs_impl), and the
  * kernel's poll knows nothing of the implementation's rings, so a set mixing events with
@@ -10,8 +15,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "interpose/interpose.h"
 
@@ -22,20 +29,89 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...);
 int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask);
 
-static void *map_event(int ifd, size_t len, int prot, int flags, off_t off)
+#define FIXED_FLAGS (MAP_FIXED | MAP_FIXED_NOREPLACE)
+
+static size_t page_up(size_t len)
 {
-	void *ctx, *out = NULL;
+	static size_t page;
+
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return (len + page - 1) & ~(page - 1);
+}
+
+/* Set while the implementation unmaps a mapping the program moved (mremap): its munmap
+ * of the address it knows goes to where the program has it now. */
+static __thread struct {
+	void *from, *to;
+} moved;
+
+/* The implementation's munmap of one event mapping, taken out of the table. */
+static int unmap_event(void *user, size_t len)
+{
+	void *ctx, *impl_addr = user;
 	int err;
 	const struct pecs_impl *impl = ip_impl(&ctx, &err);
+
+	if (!ip_map_take(user, &impl_addr, &len))
+		return 0;
+	moved.from = impl_addr != user ? impl_addr : NULL;
+	moved.to = user;
+	int r = impl->munmap(ctx, impl_addr, len);
+
+	moved.from = NULL;
+	if (r < 0)
+		ip_map_add(user, len);
+	return r;
+}
+
+/* Makes room for a mapping at [addr, addr+len) as the kernel's unmap of the range would:
+ * -EINVAL when it cuts an event's mapping (perf_mmap_may_split), else the events'
+ * mappings it holds whole are closed by their implementation. Returns how many. */
+static int clear_range(void *addr, size_t len)
+{
+	void *start;
+	size_t mlen;
+	int n = 0, in;
+
+	if (ip_map_in(addr, len, &start, &mlen) < 0)
+		return -EINVAL;
+	while ((in = ip_map_in(addr, len, &start, &mlen)) == 1) {
+		int r = unmap_event(start, mlen);
+
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return in < 0 ? -EINVAL : n;
+}
+
+static void *map_event(void *addr, size_t len, int prot, int flags, int ifd, off_t off)
+{
+	void *ctx, *out = addr, *start;
+	size_t mlen;
+	int err;
+	const struct pecs_impl *impl = ip_impl(&ctx, &err);
+
+	/* A fixed ring may replace rings whole but not cut one (the kernel's order: the
+	 * range is unmapped before perf_mmap sees the file). */
+	if ((flags & FIXED_FLAGS) && ip_map_in(addr, page_up(len), &start, &mlen) < 0) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
 	int r = impl->mmap(ctx, ifd, len, prot, flags, off, &out);
 
 	if (r < 0) {
 		errno = -r;
 		return MAP_FAILED;
 	}
-	if (ip_map_add(out, len) < 0) {
+	/* The implementation closed the rings its fixed mapping replaced. */
+	while ((flags & MAP_FIXED) && ip_map_in(out, page_up(len), &start, &mlen) == 1)
+		ip_map_take(start, NULL, NULL);
+	if (ip_map_add(out, page_up(len)) < 0) {
 		impl->munmap(ctx, out, len);
 		errno = ENOMEM;
 		return MAP_FAILED;
@@ -43,40 +119,102 @@ static void *map_event(int ifd, size_t len, int prot, int flags, off_t off)
 	return out;
 }
 
-/* The hint addr is not passed on: the seam's mmap places the ring itself. */
+/* Anything mapped with MAP_FIXED over an event's mapping unmaps it first, and may not
+ * cut it. */
+static int fixed_over_events(void *addr, size_t len, int flags)
+{
+	int r = (flags & MAP_FIXED) ? clear_range(addr, page_up(len)) : 0;
+
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int ifd = ip_table_impl_fd(fd);
 
-	return ifd < 0 ? ip_real()->mmap(addr, len, prot, flags, fd, off)
-		       : map_event(ifd, len, prot, flags, off);
+	if (ifd >= 0)
+		return map_event(addr, len, prot, flags, ifd, off);
+	return fixed_over_events(addr, len, flags) ? MAP_FAILED
+						   : ip_real()->mmap(addr, len, prot, flags, fd, off);
 }
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	int ifd = ip_table_impl_fd(fd);
 
-	return ifd < 0 ? ip_real()->mmap64(addr, len, prot, flags, fd, off)
-		       : map_event(ifd, len, prot, flags, off);
+	if (ifd >= 0)
+		return map_event(addr, len, prot, flags, ifd, off);
+	return fixed_over_events(addr, len, flags) ? MAP_FAILED
+						   : ip_real()->mmap64(addr, len, prot, flags, fd, off);
 }
 
 int munmap(void *addr, size_t len)
 {
-	/* Taken out first: the implementation's own munmap of the ring comes back here and
-	 * must then pass through. */
-	if (!ip_map_take(addr))
+	void *start;
+	size_t mlen;
+
+	/* The implementation's own munmap of a ring comes back here: it passes through,
+	 * to where the program moved the ring if it did. */
+	if (moved.from && addr == moved.from)
+		return ip_real()->munmap(moved.to, len);
+	int in = ip_map_in(addr, page_up(len), &start, &mlen);
+
+	if (in == 0)
 		return ip_real()->munmap(addr, len);
-	void *ctx;
-	int err;
-	const struct pecs_impl *impl = ip_impl(&ctx, &err);
-	int r = impl->munmap(ctx, addr, len);
+	int exact = in == 1 && start == addr && mlen == page_up(len);
+	int r = clear_range(addr, page_up(len));
 
 	if (r < 0) {
-		ip_map_add(addr, len);
 		errno = -r;
 		return -1;
 	}
-	return 0;
+	/* A range wider than the rings it held: the rest is the program's. */
+	return exact ? 0 : ip_real()->munmap(addr, len);
+}
+
+/* A perf mapping is VM_DONTEXPAND and refuses a split: growing it is EFAULT
+ * (vma_to_resize), shrinking it EINVAL, the same length in place a no-op, and a move of
+ * the whole mapping is the kernel's to make, which the implementation is not told of:
+ * the table remembers where the implementation has it. */
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *to = NULL, *start;
+	size_t mlen;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	int in = ip_map_in(old, page_up(old_len ? old_len : 1), &start, &mlen);
+
+	if (in == 0)
+		return ip_real()->mremap(old, old_len, new_len, flags, to);
+	int err = 0;
+
+	if (page_up(new_len) > page_up(old_len))
+		err = EFAULT;
+	else if (page_up(new_len) < page_up(old_len) || (flags & MREMAP_DONTUNMAP))
+		err = EINVAL;
+	else if (!(flags & MREMAP_FIXED))
+		return old;
+	else if (in < 0 || start != old || mlen != page_up(old_len))
+		err = EINVAL;
+	if (err) {
+		errno = err;
+		return MAP_FAILED;
+	}
+	void *p = ip_real()->mremap(old, old_len, new_len, flags, to);
+
+	if (p != MAP_FAILED)
+		ip_map_move(old, p);
+	return p;
 }
 
 static long long now_ms(void)

@@ -33,6 +33,7 @@ static void resolve(void)
 	real.mmap = (void *(*)(void *, size_t, int, int, int, off_t))next("mmap");
 	real.mmap64 = (void *(*)(void *, size_t, int, int, int, off_t))next("mmap64");
 	real.munmap = (int (*)(void *, size_t))next("munmap");
+	real.mremap = (void *(*)(void *, size_t, size_t, int, ...))next("mremap");
 	real.poll = (int (*)(struct pollfd *, nfds_t, int))next("poll");
 	real.ppoll = (int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			      const sigset_t *))next("ppoll");

@@ -19,7 +19,9 @@ static atomic_int nevents;
 static struct ip_event events[IP_MAX_EVENTS];
 
 struct ip_map {
-	_Atomic(void *) addr;
+	_Atomic(void *) addr; /* where the program has it; NULL: the slot is free */
+	void *impl_addr;      /* where the implementation mapped it (mremap may move it) */
+	size_t len;
 };
 
 static struct ip_map maps[IP_MAX_MAPS];
@@ -102,13 +104,16 @@ int ip_table_any(const struct pollfd *fds, nfds_t nfds)
 	return 0;
 }
 
+/* The slot is claimed by its address first and filled after: a reader that finds addr
+ * before len is set sees len 0, an empty range, so lookups stay lock-free. */
 int ip_map_add(void *addr, size_t len)
 {
-	(void)len; /* the implementation keeps the length; munmap passes the caller's */
 	for (int i = 0; i < IP_MAX_MAPS; i++) {
 		void *none = NULL;
 
 		if (atomic_compare_exchange_strong(&maps[i].addr, &none, addr)) {
+			maps[i].impl_addr = addr;
+			__atomic_store_n(&maps[i].len, len, __ATOMIC_RELEASE);
 			atomic_fetch_add(&nmaps, 1);
 			return 0;
 		}
@@ -116,17 +121,61 @@ int ip_map_add(void *addr, size_t len)
 	return -ENOMEM;
 }
 
-int ip_map_take(void *addr)
+static int take_slot(int i, void **impl_addr, size_t *len)
+{
+	void *want = atomic_load(&maps[i].addr);
+
+	if (!want)
+		return 0;
+	if (impl_addr)
+		*impl_addr = maps[i].impl_addr;
+	if (len)
+		*len = __atomic_load_n(&maps[i].len, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&maps[i].len, 0, __ATOMIC_RELAXED);
+	if (!atomic_compare_exchange_strong(&maps[i].addr, &want, NULL))
+		return 0;
+	atomic_fetch_sub(&nmaps, 1);
+	return 1;
+}
+
+int ip_map_take(void *addr, void **impl_addr, size_t *len)
 {
 	if (!addr || atomic_load_explicit(&nmaps, memory_order_acquire) == 0)
 		return 0;
-	for (int i = 0; i < IP_MAX_MAPS; i++) {
-		void *want = addr;
+	for (int i = 0; i < IP_MAX_MAPS; i++)
+		if (atomic_load(&maps[i].addr) == addr)
+			return take_slot(i, impl_addr, len);
+	return 0;
+}
 
-		if (atomic_compare_exchange_strong(&maps[i].addr, &want, NULL)) {
-			atomic_fetch_sub(&nmaps, 1);
-			return 1;
-		}
+int ip_map_in(void *addr, size_t len, void **start, size_t *mlen)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (atomic_load_explicit(&nmaps, memory_order_acquire) == 0)
+		return 0;
+	for (int i = 0; i < IP_MAX_MAPS; i++) {
+		uintptr_t m = (uintptr_t)atomic_load(&maps[i].addr);
+		size_t l = __atomic_load_n(&maps[i].len, __ATOMIC_ACQUIRE);
+
+		if (!m || m + l <= a || m >= a + len)
+			continue;
+		if (m < a || m + l > a + len)
+			return -EINVAL;
+		*start = (void *)m;
+		*mlen = l;
+		return 1;
 	}
 	return 0;
+}
+
+int ip_map_move(void *from, void *to)
+{
+	for (int i = 0; i < IP_MAX_MAPS; i++) {
+		void *want = from;
+
+		if (atomic_compare_exchange_strong(&maps[i].addr, &want, to))
+			return 0;
+	}
+	return -ENOENT;
 }

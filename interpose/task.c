@@ -62,6 +62,18 @@ void ip_task_comm(struct ip_task_call *c, const char *comm)
 		report(c, &te);
 }
 
+int ip_task_perf_events(struct ip_task_call *c, int on)
+{
+	struct pecs_task_event te = {
+		.what = on ? PECS_TASK_PERF_EVENTS_ENABLE : PECS_TASK_PERF_EVENTS_DISABLE,
+	};
+
+	if (!c->impl)
+		return 0;
+	report(c, &te);
+	return 1;
+}
+
 /* r is what the C library returned: -1 and errno on failure, which the record carries
  * as the kernel's -errno. */
 long ip_task_exit(struct ip_task_call *c, long r)

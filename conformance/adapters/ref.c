@@ -99,8 +99,8 @@ static int ref_task_event(void *ctx, const struct pecs_task_event *te)
 /* Exactly what the engine implements; docs/features.txt defines each name. */
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
-	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "policy", "pid.other",
-	"engine.inject", "sampling", "profiler.replay", "profiler.drops", "tracepoint.syscalls", NULL,
+	"ioctl.pause_output", "mmap", "mmap.overwrite", "mmap.vma", "poll", "policy", "pid.other",
+	"engine.inject", "sampling", "profiler.replay", "profiler.drops", "prctl.perf_events", "tracepoint.syscalls", NULL,
 };
 
 static const struct pecs_impl ref_impl = {

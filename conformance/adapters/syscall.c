@@ -63,7 +63,8 @@ static int sys_mmap(void *ctx, int fd, size_t length, int prot, int flags, off_t
 		    void **addr)
 {
 	(void)ctx;
-	void *p = mmap(NULL, length, prot, flags, fd, offset);
+	void *p = mmap(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) ? *addr : NULL, length, prot,
+		       flags, fd, offset);
 	if (p == MAP_FAILED)
 		return -errno;
 	*addr = p;
@@ -153,8 +154,8 @@ static int sys_task_event(void *ctx, const struct pecs_task_event *te)
 
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
-	"ioctl.pause_output", "mmap", "mmap.overwrite", "poll", "sampling", "policy",
-	"pid.other", "tracepoint.syscalls", NULL,
+	"ioctl.pause_output", "mmap", "mmap.overwrite", "mmap.vma", "poll", "sampling", "policy",
+	"pid.other", "prctl.perf_events", "tracepoint.syscalls", NULL,
 };
 
 static const struct pecs_impl syscall_impl = {

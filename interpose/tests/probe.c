@@ -4,12 +4,14 @@
  * checks the answers each gives alike plus which one served it: the fd's kind in /proc.
  * Exit status 0 when every check holds; the failing check is printed. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -88,6 +90,27 @@ static void counting(const char *kind)
 	CHECK(close(d) == 0);
 }
 
+/* prctl(PR_TASK_PERF_EVENTS_DISABLE) stops the events this thread opened, by the C
+ * library's prctl and by syscall(); _ENABLE starts them again. */
+static void task_prctl(void)
+{
+	uint64_t a = 0, b = 0;
+	int fd = open_sw(PECS_SW_TASK_CLOCK, 0);
+
+	CHECK(fd >= 0);
+	for (int door = 0; door < 2; door++) {
+		CHECK((door ? syscall(SYS_prctl, PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0)
+			    : prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0)) == 0);
+		CHECK(read(fd, &a, sizeof(a)) == sizeof(a));
+		burn(5 * 1000000ull);
+		CHECK(read(fd, &b, sizeof(b)) == sizeof(b) && b == a);
+		CHECK(prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0) == 0);
+		burn(5 * 1000000ull);
+		CHECK(read(fd, &b, sizeof(b)) == sizeof(b) && b > a);
+	}
+	CHECK(close(fd) == 0);
+}
+
 static void sampling(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -106,6 +129,47 @@ static void sampling(void)
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLIN));
 	CHECK(munmap(ring, 9 * (size_t)page) == 0);
+	CHECK(close(fd) == 0);
+}
+
+/* The ring's mapping answers as a perf mapping does (conformance/cases/mmap_vma.c): not
+ * grown, shrunk or cut by the program's own calls, moved whole, not inherited by fork,
+ * and its implementation told when it goes. */
+static void ring_vma(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 3 * page;
+	int fd = open_sw(PECS_SW_CPU_CLOCK, 1000000000), status; /* no sample comes */
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	CHECK(fd >= 0);
+	uint8_t *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED);
+	CHECK(mremap(ring, len, 2 * len, MREMAP_MAYMOVE) == MAP_FAILED && errno == EFAULT);
+	CHECK(mremap(ring, len, page, 0) == MAP_FAILED && errno == EINVAL);
+	CHECK(munmap(ring + page, page) == -1 && errno == EINVAL);
+	CHECK(mmap(ring + page, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		   0) == MAP_FAILED && errno == EINVAL);
+	pid_t kid = fork();
+	if (kid == 0) {
+		unsigned char v[4];
+		_exit(mincore(ring, len, v) == 0);
+	}
+	CHECK(kid > 0 && waitpid(kid, &status, 0) == kid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	uint8_t *area = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(area != MAP_FAILED);
+	uint8_t *moved = mremap(ring, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, area);
+	CHECK(moved == area);
+	CHECK(((volatile struct pecs_mmap_page *)moved)->data_size == 2 * page);
+	CHECK(poll(&p, 1, 0) == 0);
+	CHECK(munmap(moved, len) == 0);
+	CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLHUP));
+	/* Mapped over whole, the ring goes as by munmap. */
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED);
+	CHECK(mmap(ring, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == ring);
+	CHECK(poll(&p, 1, 0) == 1 && (p.revents & POLLHUP));
+	CHECK(munmap(ring, len) == 0 && munmap(area, 2 * len) == 0);
 	CHECK(close(fd) == 0);
 }
 
@@ -155,6 +219,8 @@ int main(int argc, char **argv)
 	}
 	counting(argv[1]);
 	sampling();
+	ring_vma();
+	task_prctl();
 	printf("probe: ok (%s)\n", argv[1]);
 	return 0;
 }

@@ -110,6 +110,8 @@ static int r_task_event(void *ctx, const struct pecs_task_event *te)
 	rec.task_nr = te->nr;
 	rec.task_arg0 = te->args[0];
 	rec.task_ret = te->ret;
+	if (te->what == PECS_TASK_PERF_EVENTS_DISABLE || te->what == PECS_TASK_PERF_EVENTS_ENABLE)
+		rec.task_toggle = te->what;
 	if (te->comm)
 		strncpy(rec.task_comm, te->comm, sizeof(rec.task_comm) - 1);
 	return 0;

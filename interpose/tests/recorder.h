@@ -25,6 +25,7 @@ struct recorder_log {
 	uint64_t task_arg0;
 	int64_t task_ret;
 	char task_comm[16];
+	uint32_t task_toggle; /* the last PECS_TASK_PERF_EVENTS_* told */
 };
 
 /* Exported by librecorder.so. */

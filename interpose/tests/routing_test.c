@@ -237,22 +237,28 @@ static void poll_asks_the_implementation_for_events(void **state)
 	close(fd);
 }
 
-static void prctl_toggles_every_event(void **state)
+/* PR_TASK_PERF_EVENTS_{DISABLE,ENABLE}, by the C library's prctl or through syscall(), is
+ * told to the implementation between the call's enter and exit, on the calling thread
+ * (it knows which thread opened each event); no ioctl is made for it. */
+static void prctl_perf_events_are_told(void **state)
 {
 	int a = open_event(1, -1, 0), b = open_event(1, a, 0);
-	int ioctls = rec->ioctls;
+	int ioctls = rec->ioctls, n = rec->task_events;
 
 	(void)state;
 	assert_int_equal(prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0), 0);
-	assert_int_equal(rec->ioctls, ioctls + 2);
-	assert_int_equal(rec->ioctl_request, PECS_IOC_DISABLE);
-	assert_int_equal(prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0), 0);
-	assert_int_equal(rec->ioctls, ioctls + 4);
-	assert_int_equal(rec->ioctl_request, PECS_IOC_ENABLE);
-	/* another prctl is the kernel's */
+	assert_int_equal(rec->task_events, n + 3);
+	assert_int_equal(rec->task_toggle, PECS_TASK_PERF_EVENTS_DISABLE);
+	assert_int_equal(syscall(SYS_prctl, PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0), 0);
+	assert_int_equal(rec->task_events, n + 6);
+	assert_int_equal(rec->task_toggle, PECS_TASK_PERF_EVENTS_ENABLE);
+	assert_int_equal(rec->task_what, PECS_TASK_SYSCALL_EXIT);
+	assert_int_equal(rec->ioctls, ioctls);
+	/* another prctl is the kernel's alone */
 	char name[32] = {0};
 	assert_int_equal(prctl(PR_GET_NAME, name, 0, 0, 0), 0);
-	assert_int_equal(rec->ioctls, ioctls + 4);
+	assert_int_equal(rec->task_toggle, PECS_TASK_PERF_EVENTS_ENABLE);
+	assert_int_equal(rec->task_events, n + 8);
 	close(b);
 	close(a);
 }
@@ -356,7 +362,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(dup_shares_the_event_until_the_last_close),
 		cmocka_unit_test(mmap_and_munmap_route_event_mappings),
 		cmocka_unit_test(poll_asks_the_implementation_for_events),
-		cmocka_unit_test(prctl_toggles_every_event),
+		cmocka_unit_test(prctl_perf_events_are_told),
 		cmocka_unit_test(syscalls_are_told_while_events_are_open),
 		cmocka_unit_test(a_blocking_wait_reads_the_events_first),
 		cmocka_unit_test(other_syscalls_pass_through),

@@ -87,12 +87,14 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
 		    off_t offset, void **addr)
 {
+	struct ref_defer d = {0};
 	struct ref_event *ev;
 	int ret;
 
 	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr) : -EBADF;
+	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr, &d) : -EBADF;
+	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;
 }
@@ -184,6 +186,26 @@ int ref_engine_attach_sampler(struct ref_engine *e, int fd, const struct ref_sam
 	return ret;
 }
 
+/* perf_event_task_enable/disable(): the events the calling thread created (its
+ * perf_event_list, left at close), each as IOC_ENABLE/DISABLE without the group flag,
+ * with no policy check. The caller is the thread running this call. */
+static int task_perf_events(struct ref_engine *e, int on)
+{
+	struct ref_defer d = {0};
+	pid_t me = gettid();
+
+	pthread_mutex_lock(&e->env.lock);
+	for (size_t i = 0; i < e->nr_fds; i++) {
+		struct ref_event *ev = e->fds[i];
+
+		if (ev && ev->owner_tid == me)
+			(on ? ref_event_enable : ref_event_disable)(ev, &d);
+	}
+	ref_event_defer_run(&e->env, &d);
+	pthread_mutex_unlock(&e->env.lock);
+	return 0;
+}
+
 int ref_engine_task_event(struct ref_engine *e, const struct pecs_task_event *te)
 {
 	struct pecs_task_event mine;
@@ -195,8 +217,10 @@ int ref_engine_task_event(struct ref_engine *e, const struct pecs_task_event *te
 
 	if (err)
 		return err;
-	if (mine.what < PECS_TASK_SYSCALL_ENTER || mine.what > PECS_TASK_COMM)
+	if (mine.what < PECS_TASK_SYSCALL_ENTER || mine.what > PECS_TASK_PERF_EVENTS_ENABLE)
 		return -EINVAL;
+	if (mine.what >= PECS_TASK_PERF_EVENTS_DISABLE)
+		return task_perf_events(e, mine.what == PECS_TASK_PERF_EVENTS_ENABLE);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	who.pid = (uint32_t)getpid();
 	who.tid = (uint32_t)gettid();

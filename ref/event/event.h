@@ -79,6 +79,7 @@ struct ref_event {
 	enum ref_kind kind;
 	uint64_t id;
 	pid_t pid, tid;           /* pid -1: cpu-wide */
+	pid_t owner_tid;          /* the thread that opened it: its prctl switches it */
 	int same_process;
 	int cpu;
 	int clock;                /* attr.clockid with use_clockid, else -1 */
@@ -289,8 +290,10 @@ int ref_event_ioctl(struct ref_event *ev, unsigned long request, unsigned long a
 		    struct ref_defer *d);
 
 /* ---- ring buffers and mappings (event_rb.c) ---- */
+/* *addr is read for MAP_FIXED or MAP_FIXED_NOREPLACE in flags, as mmap(2)'s addr; the
+ * perf mappings a fixed one replaces are closed into d. */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
-		   void **addr);
+		   void **addr, struct ref_defer *d);
 int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d);
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);

@@ -1,5 +1,7 @@
 /* The one constructor of an event: every field set here, from the attr open checked. */
+#define _GNU_SOURCE
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ref/event/event.h"
 
@@ -21,6 +23,7 @@ struct ref_event *ref_event_new(struct ref_event_env *env, const struct pecs_att
 	ev->pid = t->pid;
 	ev->tid = t->pid == -1 ? -1 : t->tid;
 	ev->same_process = t->same_process;
+	ev->owner_tid = gettid();
 	ev->cpu = cpu;
 	ev->clock = (a->flags & PECS_ATTR_USE_CLOCKID) ? a->clockid : -1;
 	ev->leader = ev;

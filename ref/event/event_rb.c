@@ -2,6 +2,7 @@
  * SET_OUTPUT redirection and poll(2). The ring itself is ref/ring's. */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -135,22 +136,82 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 	return 0;
 }
 
+/* What a range [addr, addr+len) does to the engine's mappings, as the kernel's unmap of
+ * it would: -EINVAL when it cuts one (perf_mmap_may_split()), else how many it holds
+ * whole. */
+static int maps_in_range(const struct ref_event_env *env, uintptr_t addr, size_t len)
+{
+	int whole = 0;
+
+	for (const struct ref_mapping *m = env->maps; m; m = m->next) {
+		uintptr_t a = (uintptr_t)m->addr;
+
+		if (a + m->len <= addr || a >= addr + len)
+			continue;
+		if (a < addr || a + m->len > addr + len)
+			return -EINVAL;
+		whole++;
+	}
+	return whole;
+}
+
+static void mapping_close(struct ref_event_env *env, struct ref_mapping *m, int unmap,
+			  struct ref_defer *d);
+
+/* Closes the engine's mappings that lie whole in [addr, addr+len): the range has been
+ * mapped or unmapped over them already when unmap is 0. */
+static void maps_close_range(struct ref_event_env *env, uintptr_t addr, size_t len,
+			     const struct ref_mapping *keep, int unmap, struct ref_defer *d)
+{
+	for (struct ref_mapping **pp = &env->maps; *pp;) {
+		struct ref_mapping *m = *pp;
+		uintptr_t a = (uintptr_t)m->addr;
+
+		if (m == keep || a < addr || a + m->len > addr + len) {
+			pp = &m->next;
+			continue;
+		}
+		*pp = m->next;
+		mapping_close(env, m, unmap, d);
+	}
+}
+
+/* do_mmap() before the file sees it: length, offset and a fixed address's alignment, a
+ * fixed range that would cut a perf mapping, the noexec mount. */
+static int mm_checks(const struct ref_event_env *env, size_t length, int prot, off_t offset,
+		     void *want, int fixed)
+{
+	long ps = env->lim.page_size;
+
+	if (!length || (offset & (ps - 1)))
+		return -EINVAL;
+	if (fixed) {
+		if ((uintptr_t)want & (uintptr_t)(ps - 1))
+			return -EINVAL;
+		if (maps_in_range(env, (uintptr_t)want, length) < 0)
+			return -EINVAL;
+	}
+	return prot & PROT_EXEC ? -EPERM : 0;
+}
+
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
-		   void **addr)
+		   void **addr, struct ref_defer *d)
 {
 	struct ref_event_env *env = ev->env;
 	long ps = env->lim.page_size;
+	int fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
 	size_t vma_size, nr_pages;
 	struct ref_mapping *m;
+	void *want = NULL;
 	int err;
 
 	if (!addr)
 		return -EFAULT;
-	/* do_mmap() before the file sees it: length, offset alignment, noexec mount. */
-	if (!length || (offset & (ps - 1)))
-		return -EINVAL;
-	if (prot & PROT_EXEC)
-		return -EPERM;
+	if (fixed)
+		want = *addr;
+	err = mm_checks(env, length, prot, offset, want, fixed);
+	if (err)
+		return err;
 	if ((ev->attr.flags & PECS_ATTR_INHERIT) && ev->cpu == -1)
 		return -EINVAL;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
@@ -189,7 +250,7 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	err = ref_ring_map(ev->rb->ring, prot, &m->addr);
+	err = ref_ring_map_at(ev->rb->ring, prot, want, fixed, &m->addr);
 	if (err) {
 		free(m);
 		if (!ev->rb->mmap_count) {
@@ -208,17 +269,22 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	ev->mmap_count++;
 	ref_event_get(ev);
 	*addr = m->addr;
+	/* MAP_FIXED replaced whatever lay there: perf mappings it covered are closed. */
+	if (fixed)
+		maps_close_range(env, (uintptr_t)m->addr, vma_size, m, 0, d);
 	return 0;
 }
 
 /* perf_mmap_close(): when the last mapping of a buffer goes, every event still writing
  * into it is detached and the mlock charge returned. */
-static void mapping_close(struct ref_event_env *env, struct ref_mapping *m, struct ref_defer *d)
+static void mapping_close(struct ref_event_env *env, struct ref_mapping *m, int unmap,
+			  struct ref_defer *d)
 {
 	struct ref_rb *rb = m->rb;
 	struct ref_event *ev = m->ev;
 
-	ref_ring_unmap(rb->ring, m->addr);
+	if (unmap)
+		ref_ring_unmap(rb->ring, m->addr);
 	ev->mmap_count--;
 	if (--rb->mmap_count == 0) {
 		env->user_locked -= rb->user_extra;
@@ -240,22 +306,22 @@ static void mapping_close(struct ref_event_env *env, struct ref_mapping *m, stru
 int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length,
 			    struct ref_defer *d)
 {
-	long ps = env->lim.page_size;
-	struct ref_mapping **pp;
+	size_t ps = (size_t)env->lim.page_size;
+	size_t len = (length + ps - 1) & ~(ps - 1);
+	int whole, exact = 0;
 
-	for (pp = &env->maps; *pp; pp = &(*pp)->next) {
-		struct ref_mapping *m = *pp;
-
-		if (m->addr != addr)
-			continue;
-		/* perf_mmap_may_split(): a perf mapping goes whole or not at all. */
-		if (((length + (size_t)ps - 1) & ~((size_t)ps - 1)) != m->len)
-			return -EINVAL;
-		*pp = m->next;
-		mapping_close(env, m, d);
-		return 0;
-	}
-	return -EINVAL;
+	if (!length || ((uintptr_t)addr & (ps - 1)))
+		return -EINVAL;
+	/* perf_mmap_may_split(): a perf mapping goes whole or not at all. A range that
+	 * holds none is not this engine's to unmap. */
+	whole = maps_in_range(env, (uintptr_t)addr, len);
+	if (whole <= 0)
+		return -EINVAL;
+	for (const struct ref_mapping *m = env->maps; m; m = m->next)
+		exact |= m->addr == addr && m->len == len;
+	maps_close_range(env, (uintptr_t)addr, len, NULL, 1, d);
+	/* A range wider than the mapping it holds: munmap(2) takes the rest as well. */
+	return exact || !munmap(addr, len) ? 0 : -errno;
 }
 
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target)

@@ -140,13 +140,28 @@ void ref_ring_destroy(struct ref_ring *r)
 
 int ref_ring_map(struct ref_ring *r, int prot, void **addr)
 {
+	return ref_ring_map_at(r, prot, NULL, 0, addr);
+}
+
+int ref_ring_map_at(struct ref_ring *r, int prot, void *want, int fixed, void **addr)
+{
 	void *p;
 
 	if (!r || !addr)
 		return -EINVAL;
-	p = mmap(NULL, r->len, prot, MAP_SHARED, r->memfd, 0);
+	p = mmap(want, r->len, prot, MAP_SHARED | (fixed & (MAP_FIXED | MAP_FIXED_NOREPLACE)),
+		 r->memfd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	/* perf_mmap() marks its vma VM_DONTCOPY: a child of fork(2) has no ring. Without
+	 * the mark the mapping goes, rather than a child keeping what the kernel's never
+	 * has. */
+	if (madvise(p, r->len, MADV_DONTFORK)) {
+		int err = -errno;
+
+		munmap(p, r->len);
+		return err;
+	}
 	*addr = p;
 	return 0;
 }

@@ -52,6 +52,10 @@ void ref_ring_destroy(struct ref_ring *r);
  * The ring does not judge prot or length: the engine applies mmap(2)'s rules (EPERM for
  * PROT_EXEC, overwrite = mapping without PROT_WRITE, decided at the first mapping). */
 int ref_ring_map(struct ref_ring *r, int prot, void **addr);
+/* The same at want when fixed holds MAP_FIXED or MAP_FIXED_NOREPLACE (mmap(2)'s answers:
+ * EINVAL unaligned, EEXIST taken), else want is a hint. Either way the mapping is not
+ * inherited across fork(2), as perf_mmap()'s VM_DONTCOPY. */
+int ref_ring_map_at(struct ref_ring *r, int prot, void *want, int fixed, void **addr);
 int ref_ring_unmap(struct ref_ring *r, void *addr);
 /* Bytes of a full mapping: nr_pages * page_size. */
 size_t ref_ring_len(const struct ref_ring *r);

@@ -36,6 +36,8 @@ struct pecs_impl {
 	int (*close)(void *ctx, int fd);
 	ssize_t (*read)(void *ctx, int fd, void *buf, size_t count);
 	int (*ioctl)(void *ctx, int fd, unsigned long request, unsigned long arg);
+	/* *addr is the mapping made; with MAP_FIXED or MAP_FIXED_NOREPLACE in flags it is
+	 * also where the caller asks for it, as mmap(2)'s addr (otherwise it is not read). */
 	int (*mmap)(void *ctx, int fd, size_t length, int prot, int flags, off_t offset,
 		    void **addr);
 	int (*munmap)(void *ctx, void *addr, size_t length);
@@ -54,7 +56,8 @@ struct pecs_impl {
 	 * event has a profiler (its own live one starts when it first runs) -EBUSY, and on a
 	 * counting event an error. */
 	int (*set_profiler)(void *ctx, int fd, const struct pecs_profiler_stream *stream);
-	/* feature tracepoint.syscalls: the calling thread did what te says. An implementation
+	/* features tracepoint.syscalls and prctl.perf_events: the calling thread did what te
+	 * says (a system call, a new name, its events switched off or on). An implementation
 	 * that sees the caller's system calls itself (the kernel) has nothing to do; one in
 	 * the caller's process counts and samples its syscalls:* tracepoints and writes
 	 * PERF_RECORD_COMM from it. 0, or -EINVAL for a te it cannot read. */

@@ -89,6 +89,9 @@ ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t c
 /* arg is a pointer value for ID, PERIOD, SET_FILTER, QUERY_BPF and MODIFY_ATTRIBUTES,
  * an engine fd (or -1) for SET_OUTPUT, a real process fd for SET_BPF. */
 int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsigned long arg);
+/* With MAP_FIXED or MAP_FIXED_NOREPLACE in flags, *addr is where the ring goes, as
+ * mmap(2)'s addr; else it is only written. munmap refuses (EINVAL) a range that cuts a
+ * ring's mapping, as perf_mmap_may_split() does. */
 int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
 		    off_t offset, void **addr);
 int ref_engine_munmap(struct ref_engine *e, void *addr, size_t length);
