@@ -83,7 +83,6 @@ static void on_mmap(void *ctx, uint64_t pkoid, uint32_t module_id, uint64_t star
 }
 
 static const struct ref_stream_observer observer = {
-	.size = sizeof(observer),
 	.kernel_object = on_kernel_object,
 	.module = on_module,
 	.mmap = on_mmap,
@@ -151,7 +150,7 @@ void fuzz_stream_run(const struct fuzz_parser *parser, const void *arg, uint8_t 
 		     const uint8_t *stream, size_t len, int chunked, struct fuzz_outcome *out)
 {
 	struct run_ctx c = { .out = out };
-	struct ref_stream_target t = { .size = sizeof(t), .sink = sink, .sink_ctx = &c };
+	struct ref_stream_target t = { .sink = sink, .sink_ctx = &c };
 	uint32_t rnd = 0x9e3779b9u ^ ((uint32_t)ctrl << 24) ^ (uint32_t)len;
 	void *p;
 	int ret;
@@ -193,7 +192,6 @@ void fuzz_stream_run(const struct fuzz_parser *parser, const void *arg, uint8_t 
 	}
 	out->finish_ret = parser->finish(p);
 	parser->error(p, &out->err);
-	out->stats.size = sizeof(out->stats);
 	parser->stats(p, &out->stats);
 	parser->destroy(p);
 }

@@ -52,7 +52,7 @@ static size_t build(uint8_t *buf, size_t cap, enum pecs_stream_format fmt)
 
 static double parse(const uint8_t *buf, size_t len, enum pecs_stream_format fmt, size_t chunk)
 {
-	struct ref_stream_target t = { .size = sizeof(t), .sink = count };
+	struct ref_stream_target t = { .sink = count };
 	struct ref_stream_decoder *d;
 	double t0;
 

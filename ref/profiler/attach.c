@@ -62,7 +62,7 @@ static int on_start(void *priv, struct ref_event *ev)
 {
 	struct glue *g = priv;
 	struct ref_event_info info;
-	struct ref_profiler_enable en = { .size = sizeof(en) };
+	struct ref_profiler_enable en = { 0 };
 	int ret = ref_event_get_info(ev, &info);
 
 	if (ret)
@@ -151,7 +151,7 @@ static int make_glue(struct ref_profiler *p, enum pecs_stream_format output, boo
 {
 	struct glue *g = calloc(1, sizeof(*g));
 	struct ref_profiler_session_opts opts = {
-		.size = sizeof(opts), .sink = deliver, .lost = lost, .batch = batch,
+		.sink = deliver, .lost = lost, .batch = batch,
 	};
 	int ret;
 

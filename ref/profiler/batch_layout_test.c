@@ -106,7 +106,7 @@ static int side_open(struct side *sd, const struct shape *sh, int batched)
 			       .read_format = PECS_FORMAT_ID | PECS_FORMAT_LOST,
 			       .sample_max_stack = (uint16_t)sh->max_stack,
 			       .flags = PECS_ATTR_DISABLED | PECS_ATTR_EXCLUDE_KERNEL };
-	struct ref_stream_target t = { .size = sizeof(t), .sink = sink, .sink_ctx = sd,
+	struct ref_stream_target t = { .sink = sink, .sink_ctx = sd,
 				       .koids = koids,
 				       .nr_koids = sizeof(koids) / sizeof(koids[0]) };
 

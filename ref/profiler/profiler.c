@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pecs/opts.h"
 #include "profiler_impl.h"
 
 #define DEFAULT_BUFFER_MB 8u
@@ -52,14 +51,12 @@ static int outcome(struct ref_profiler *p, int ret)
 	return ret;
 }
 
-int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_config *ucfg)
+int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_config *cfg)
 {
-	struct ref_profiler_config c = { 0 };
-	const struct ref_profiler_config *cfg = &c;
 	const struct ref_profiler_sampling *s;
 	int ret;
 
-	if (pecs_opts_load(&c, sizeof(c), ucfg, PECS_OPTS_SIZE_TO(ref_profiler_config, output)))
+	if (!cfg)
 		return refuse(p, REF_PROFILER_INVALID_CONFIGURATION);
 	if (p->state != REF_PROFILER_IDLE && p->state != REF_PROFILER_CONFIGURED)
 		return refuse(p, REF_PROFILER_BAD_STATE);
@@ -86,14 +83,9 @@ int ref_profiler_configure(struct ref_profiler *p, const struct ref_profiler_con
 
 int ref_profiler_start(struct ref_profiler *p, const struct ref_profiler_start_opts *opts)
 {
-	struct ref_profiler_start_opts o = { .size = sizeof(o) };
-	uint32_t mb;
+	uint32_t mb = opts && opts->buffer_size_mb ? opts->buffer_size_mb : DEFAULT_BUFFER_MB;
 	int ret;
 
-	if (opts && pecs_opts_load(&o, sizeof(o), opts,
-				   PECS_OPTS_SIZE_TO(ref_profiler_start_opts, buffer_results)))
-		return refuse(p, REF_PROFILER_INVALID_CONFIGURATION);
-	mb = o.buffer_size_mb ? o.buffer_size_mb : DEFAULT_BUFFER_MB;
 	if (p->state != REF_PROFILER_CONFIGURED)
 		return refuse(p, REF_PROFILER_BAD_STATE);
 	ret = outcome(p, p->ops->start(p, (size_t)mb << 20));
@@ -104,17 +96,15 @@ int ref_profiler_start(struct ref_profiler *p, const struct ref_profiler_start_o
 
 int ref_profiler_stop(struct ref_profiler *p, struct ref_profiler_result *res)
 {
-	struct ref_profiler_result r = { .size = sizeof(r) };
+	struct ref_profiler_result r = { 0 };
 
 	if (p->state != REF_PROFILER_RUNNING)
 		return refuse(p, REF_PROFILER_BAD_STATE);
 	p->ops->stop(p, &r);
 	p->state = REF_PROFILER_STOPPED;
 	p->last = REF_PROFILER_OK;
-	/* A result too small to hold the first version gets nothing; the stop stands. */
 	if (res)
-		pecs_opts_store(res, &r, sizeof(r),
-				PECS_OPTS_SIZE_TO(ref_profiler_result, dropped_buffer_full));
+		*res = r;
 	return 0;
 }
 

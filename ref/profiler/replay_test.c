@@ -35,9 +35,9 @@ static struct ref_profiler *replay_of(const uint8_t *data, size_t len, size_t ch
 static void test_fidl_errors(void **state)
 {
 	struct ref_profiler *p = replay_of((const uint8_t *)"1\n", 2, 0);
-	struct ref_profiler_config cfg = { .size = sizeof(cfg) };
+	struct ref_profiler_config cfg = { 0 };
 	struct ref_profiler_sampling zero = sampling;
-	struct ref_profiler_result res = { .size = sizeof(res) };
+	struct ref_profiler_result res = { 0 };
 	char b[4];
 
 	(void)state;
@@ -85,7 +85,7 @@ static void test_fidl_errors(void **state)
 static void test_replay_chunks(void **state)
 {
 	static const uint8_t data[] = "0123456789";
-	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &sampling,
+	struct ref_profiler_config cfg = { .samplings = &sampling,
 					   .nr_samplings = 1, .targets = &target, .nr_targets = 1 };
 	struct ref_profiler *p = replay_of(data, 10, 3);
 	uint8_t b[16];
@@ -133,8 +133,8 @@ static void session_over(const struct pecs_vec_stream *v, size_t chunk, struct c
 		.data = v->stream, .len = v->stream_len, .chunk = chunk,
 		.koids = koids, .nr_koids = v->nr_koids,
 	};
-	struct ref_profiler_session_opts opts = { .size = sizeof(opts), .sink = keep, .sink_ctx = c };
-	struct ref_profiler_enable en = { .size = sizeof(en), .period_ns = 250000,
+	struct ref_profiler_session_opts opts = { .sink = keep, .sink_ctx = c };
+	struct ref_profiler_enable en = { .period_ns = 250000,
 					  .callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER,
 					  .kind = REF_PROFILER_TASK_PROCESS, .pid = 1, .tid = 1 };
 	struct ref_profiler_session *s;
@@ -152,7 +152,6 @@ static void session_over(const struct pecs_vec_stream *v, size_t chunk, struct c
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
 	assert_int_equal(ref_profiler_session_enable(s, &en), -EBUSY);
 	assert_int_equal(c->n, 0); /* a script is delivered at poll/disable, not at enable */
-	res->size = sizeof(*res);
 	assert_int_equal(ref_profiler_session_disable(s, res), 0);
 	assert_int_equal(ref_profiler_session_disable(s, res), -EBUSY);
 	ref_profiler_session_free(s);
@@ -209,10 +208,10 @@ static void test_session_stats_and_reenable(void **state)
 	const struct pecs_koid_map_entry map[] = { { 1001, 42 }, { 1002, 43 } };
 	struct pecs_profiler_stream st = { .size = sizeof(st), .format = PECS_STREAM_DETECT,
 					   .data = b, .chunk = 5, .koids = map, .nr_koids = 2 };
-	struct ref_profiler_session_opts opts = { .size = sizeof(opts), .sink = keep, .sink_ctx = &c };
-	struct ref_profiler_enable en = { .size = sizeof(en), .period_ns = 1000000,
+	struct ref_profiler_session_opts opts = { .sink = keep, .sink_ctx = &c };
+	struct ref_profiler_enable en = { .period_ns = 1000000,
 					  .kind = REF_PROFILER_TASK_THREAD, .pid = 1, .tid = 1 };
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	struct ref_profiler_session *s;
 	struct ref_profiler *p;
 
@@ -265,11 +264,11 @@ static void test_buffer_samples_drop(void **state)
 	struct ref_fxt_who who = { 0, 42, 43 };
 	struct pecs_profiler_stream st = { .size = sizeof(st), .format = PECS_STREAM_FXT,
 					   .data = b, .chunk = 24, .buffer_samples = 3 };
-	struct ref_profiler_session_opts opts = { .size = sizeof(opts), .sink = keep,
+	struct ref_profiler_session_opts opts = { .sink = keep,
 						  .sink_ctx = &k.c, .lost = count_lost };
-	struct ref_profiler_enable en = { .size = sizeof(en), .period_ns = 1000000,
+	struct ref_profiler_enable en = { .period_ns = 1000000,
 					  .kind = REF_PROFILER_TASK_THREAD, .pid = 1, .tid = 1 };
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	struct ref_profiler_session *s;
 	struct ref_profiler *p;
 

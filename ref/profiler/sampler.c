@@ -19,7 +19,6 @@
 #include "pecs/stream/stream.h"
 #include "cpu_timer.h"
 #include "sampler_signals.h"
-#include "pecs/opts.h"
 #include "profiler_impl.h"
 #include "spsc_buffer.h"
 #include "unwind.h"
@@ -531,18 +530,10 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->opts.size = sizeof(s->opts);
 	s->slot = -1;
 	s->read_end = UINT64_MAX;
-	if (opts) {
-		int err = pecs_opts_load(&s->opts, sizeof(s->opts), opts,
-					 PECS_OPTS_SIZE_TO(ref_sampler_opts, max_frames));
-
-		if (err) {
-			free(s);
-			return err;
-		}
-	}
+	if (opts)
+		s->opts = *opts;
 	if (s->opts.signo == 0)
 		s->opts.signo = ref_sampler_default_signo();
 	if (s->opts.max_frames == 0)

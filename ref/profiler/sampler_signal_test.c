@@ -27,10 +27,10 @@ static void test_late_signal_is_bounded(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	sigset_t prof, old;
 	uint64_t c0, cpu, accounted, t_unblock;
 	int at_unblock;
@@ -111,10 +111,10 @@ static void test_signal_pending_across_restart(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	sigset_t prof, old, pending;
 	uint64_t c0, cpu;
 
@@ -186,13 +186,13 @@ static void test_rapid_restarts(void **state)
 	while (!atomic_load_explicit(&sp.tid, memory_order_acquire))
 		nanosleep(&nap, NULL);
 	r.en = (struct ref_profiler_enable){
-		.size = sizeof(r.en), .period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)sp.tid,
 		.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER,
 	};
 	assert_int_equal(pthread_create(&flusher, NULL, flush_loop, &r), 0);
 	for (int i = 0; i < 300; i++) {
-		struct ref_profiler_session_result res = { .size = sizeof(res) };
+		struct ref_profiler_session_result res = { 0 };
 
 		assert_int_equal(ref_profiler_session_enable(r.s, &r.en), 0);
 		nanosleep(&nap, NULL);
@@ -232,9 +232,9 @@ static int count_sink(void *ctx, const struct pecs_sample *s)
 
 static struct ref_profiler_session *counting_session(struct counter *c, int signo)
 {
-	struct ref_sampler_opts so = { .size = sizeof(so), .signo = signo };
+	struct ref_sampler_opts so = { .signo = signo };
 	struct ref_profiler_session_opts opts = {
-		.size = sizeof(opts), .sink = count_sink, .sink_ctx = c,
+		.sink = count_sink, .sink_ctx = c,
 	};
 	struct ref_profiler_session *s;
 	struct ref_profiler *p;
@@ -247,7 +247,7 @@ static struct ref_profiler_session *counting_session(struct counter *c, int sign
 static void enable_on(struct ref_profiler_session *s, pid_t tid)
 {
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)tid,
 	};
 
@@ -257,7 +257,7 @@ static void enable_on(struct ref_profiler_session *s, pid_t tid)
 static void disable_and_check(struct ref_profiler_session *s, struct counter *c,
 			      const char *what)
 {
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 
 	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
 	ref_profiler_session_free(s);
@@ -359,15 +359,15 @@ static int slow_sink(void *ctx, const struct pecs_sample *smp)
 
 static void test_flush_on_sampled_thread_ends(void **state)
 {
-	struct ref_sampler_opts so = { .size = sizeof(so), .buffer_bytes = SLOW_BUFFER };
+	struct ref_sampler_opts so = { .buffer_bytes = SLOW_BUFFER };
 	struct ref_profiler_session_opts opts = {
-		.size = sizeof(opts), .sink = slow_sink, .lost = lost, .poll_us = 1000000,
+		.sink = slow_sink, .lost = lost, .poll_us = 1000000,
 	};
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 10000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	struct ref_profiler_session *s;
 	struct ref_profiler *p;
 	int delivered;

@@ -65,11 +65,11 @@ static void run_and_check(enum ref_profiler_task_kind kind, enum pecs_stream_for
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 1000000,
+		.period_ns = 1000000,
 		.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER, .kind = kind,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(), .output = fmt,
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	uint64_t lo, hi, t0, t1;
 	int during;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -136,14 +136,14 @@ static void test_process_markup(void **state)
  * memory stays bounded, and nothing half-written reaches the sink. */
 static void test_full_buffer_drops(void **state)
 {
-	struct ref_sampler_opts so = { .size = sizeof(so), .buffer_bytes = 64 };
+	struct ref_sampler_opts so = { .buffer_bytes = 64 };
 	struct ref_profiler_session *s = new_session(&so, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 		.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER,
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 
 	(void)state;
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
@@ -164,10 +164,10 @@ static void check_count(uint64_t period)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = period, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = period, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	uint64_t c0, cpu, expected, got;
 
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -210,10 +210,10 @@ static void test_short_burst(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 100000, .kind = REF_PROFILER_TASK_THREAD,
 		.pid = (uint64_t)getpid(), .tid = (uint64_t)gettid(),
 	};
-	struct ref_profiler_session_result res = { .size = sizeof(res) };
+	struct ref_profiler_session_result res = { 0 };
 	uint64_t c0, cpu, accounted;
 
 	(void)state;
@@ -235,12 +235,12 @@ static void test_refused_configurations(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0), *other;
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 1000000, .kind = REF_PROFILER_TASK_PROCESS,
+		.period_ns = 1000000, .kind = REF_PROFILER_TASK_PROCESS,
 		.pid = 1, .tid = 1,
 	};
 	struct ref_profiler_sampling cycles = { 1000, REF_PROFILER_CYCLES, 0 };
 	struct ref_profiler_target me = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
-	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &cycles,
+	struct ref_profiler_config cfg = { .samplings = &cycles,
 					   .nr_samplings = 1, .targets = &me, .nr_targets = 1 };
 	struct ref_profiler *p = ref_profiler_session_profiler(s);
 
@@ -277,7 +277,7 @@ static void test_other_thread(void **state)
 	struct ref_profiler_session *s = new_session(NULL, 0);
 	struct spinner sp = { 0, 0 };
 	struct ref_profiler_enable en = {
-		.size = sizeof(en), .period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
+		.period_ns = 1000000, .kind = REF_PROFILER_TASK_THREAD,
 		.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER, .pid = (uint64_t)getpid(),
 	};
 	struct timespec nap = { 0, 10000000 };
@@ -321,10 +321,10 @@ static void test_raw_stream_reads(void **state)
 	struct ref_profiler_sampling sm = { 1000000, REF_PROFILER_NANOSECONDS,
 					    REF_PROFILER_CALLGRAPH_FRAME_POINTER };
 	struct ref_profiler_target tg = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
-	struct ref_profiler_config cfg = { .size = sizeof(cfg), .samplings = &sm, .nr_samplings = 1,
+	struct ref_profiler_config cfg = { .samplings = &sm, .nr_samplings = 1,
 					   .targets = &tg, .nr_targets = 1 };
-	struct ref_profiler_result res = { .size = sizeof(res) };
-	struct ref_stream_target t = { .size = sizeof(t), .sink = sink };
+	struct ref_profiler_result res = { 0 };
+	struct ref_stream_target t = { .sink = sink };
 	struct ref_stream_decoder *d;
 	uint8_t b[3], first[8];
 	size_t total = 0;

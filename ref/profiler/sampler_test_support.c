@@ -127,7 +127,7 @@ struct ref_profiler_session *new_session(const struct ref_sampler_opts *so, unsi
 	struct ref_profiler *p;
 	struct ref_profiler_session *s;
 	struct ref_profiler_session_opts opts = {
-		.size = sizeof(opts), .sink = sink, .lost = lost, .poll_us = poll_us,
+		.sink = sink, .lost = lost, .poll_us = poll_us,
 	};
 
 	assert_int_equal(ref_profiler_new_sampler(&p, so), 0);

@@ -11,7 +11,6 @@
 #include "pecs/profiler/replay.h"
 #include "pecs/profiler/sampler.h"
 #include "pecs/stream/decoder.h"
-#include "pecs/opts.h"
 #include "profiler_impl.h"
 
 /* Larger than any one sample's entry, so one read carries a whole sample. */
@@ -72,19 +71,14 @@ static int forward(void *ctx, const struct pecs_sample *in)
 int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profiler *profiler,
 			     const struct ref_profiler_session_opts *opts)
 {
-	struct ref_profiler_session_opts o = { 0 };
 	struct ref_profiler_session *s;
 	const struct pecs_koid_map_entry *koids;
 	size_t nr;
 	pthread_condattr_t ca;
-	int err = pecs_opts_load(&o, sizeof(o), opts,
-				 PECS_OPTS_SIZE_TO(ref_profiler_session_opts, poll_us));
 
-	if (!err && (!out || !profiler || !o.sink))
-		err = -EINVAL;
-	if (err) {
+	if (!out || !profiler || !opts || !opts->sink) {
 		ref_profiler_free(profiler);
-		return err;
+		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -97,9 +91,9 @@ int ref_profiler_session_new(struct ref_profiler_session **out, struct ref_profi
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	s->profiler = profiler;
-	s->opts = o;
-	koids = o.koids;
-	nr = o.nr_koids;
+	s->opts = *opts;
+	koids = opts->koids;
+	nr = opts->nr_koids;
 	if (!koids && !nr)
 		koids = ref_replay_koids(profiler, &nr);
 	if (nr) {
@@ -196,9 +190,9 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 {
 	struct ref_profiler_sampling sampling;
 	struct ref_profiler_target target;
-	struct ref_profiler_config cfg = { .size = sizeof(cfg) };
-	struct ref_profiler_start_opts start = { .size = sizeof(start), .buffer_results = 1 };
-	struct ref_stream_target t = { .size = sizeof(t), .sink = forward, .sink_ctx = s };
+	struct ref_profiler_config cfg = { 0 };
+	struct ref_profiler_start_opts start = { .buffer_results = 1 };
+	struct ref_stream_target t = { .sink = forward, .sink_ctx = s };
 	enum pecs_stream_format fmt;
 	bool live;
 	int ret;
@@ -260,13 +254,12 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 int ref_profiler_session_enable(struct ref_profiler_session *s,
 				const struct ref_profiler_enable *en)
 {
-	struct ref_profiler_enable e = { 0 };
-	int ret = pecs_opts_load(&e, sizeof(e), en, PECS_OPTS_SIZE_TO(ref_profiler_enable, output));
+	int ret;
 
-	if (ret)
-		return ret;
+	if (!en)
+		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	ret = enable_locked(s, &e);
+	ret = enable_locked(s, en);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
@@ -299,7 +292,7 @@ int ref_profiler_session_flush(struct ref_profiler_session *s)
 int ref_profiler_session_disable(struct ref_profiler_session *s,
 				 struct ref_profiler_session_result *res)
 {
-	struct ref_profiler_session_result r = { .size = sizeof(r) };
+	struct ref_profiler_session_result r = { 0 };
 
 	pthread_mutex_lock(&s->lock);
 	if (!s->enabled) {
@@ -321,7 +314,6 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 			return ref_profiler_fidl_errno(REF_PROFILER_BAD_STATE);
 		}
 	}
-	r.profiler.size = sizeof(r.profiler);
 	/* Under the lock to the end: a concurrent flush either runs before this or finds
 	 * the session disabled, never a stopping ticker or a freed decoder. */
 	ref_profiler_stop(s->profiler, &r.profiler);
@@ -330,7 +322,6 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 		s->decode_ret = ref_stream_decoder_finish(s->decoder);
 	report_lost_locked(s); /* the end of the stream may have held the last sample */
 
-	r.stream.size = sizeof(r.stream);
 	ref_stream_decoder_stats(s->decoder, &r.stream);
 	ref_stream_decoder_error(s->decoder, &r.error);
 	r.format = ref_stream_decoder_format(s->decoder);
@@ -343,10 +334,8 @@ int ref_profiler_session_disable(struct ref_profiler_session *s,
 	ref_profiler_reset(s->profiler);
 	s->enabled = false;
 	pthread_mutex_unlock(&s->lock);
-	/* A result too small to hold the first version gets nothing; the disable stands. */
 	if (res)
-		pecs_opts_store(res, &r, sizeof(r),
-				PECS_OPTS_SIZE_TO(ref_profiler_session_result, format));
+		*res = r;
 	return 0;
 }
 

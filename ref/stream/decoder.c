@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pecs/opts.h"
 #include "pecs/stream/fxt_format.h"
 #include "pecs/stream/fxt_reader.h"
 #include "pecs/stream/markup_reader.h"
@@ -149,10 +148,7 @@ void ref_stream_decoder_stats(const struct ref_stream_decoder *d, struct ref_str
 		ref_fxt_reader_stats(d->fxt, stats);
 	} else if (d->markup) {
 		ref_markup_reader_stats(d->markup, stats);
-	} else {
-		struct ref_stream_stats none = { .size = sizeof(none) };
-
-		pecs_opts_store(stats, &none, sizeof(none),
-				PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
+	} else if (stats) {
+		memset(stats, 0, sizeof(*stats));
 	}
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pecs/opts.h"
 #include "fxt_reader_impl.h"
 
 uint64_t ref_fxt_ticks_to_ns(uint64_t ticks, uint64_t ticks_per_second)
@@ -43,7 +42,6 @@ int ref_fxt_reader_new(struct ref_fxt_reader **out, const struct ref_stream_targ
 	r->have_observer = t.observer != NULL;
 	r->target.observer = r->have_observer ? &r->observer : NULL;
 	r->ticks_per_second = 1000000000ull;
-	r->stats.size = sizeof(r->stats);
 	*out = r;
 	return 0;
 }
@@ -229,8 +227,6 @@ void ref_fxt_reader_error(const struct ref_fxt_reader *r, struct ref_stream_erro
 
 void ref_fxt_reader_stats(const struct ref_fxt_reader *r, struct ref_stream_stats *stats)
 {
-	struct ref_stream_stats mine = r->stats;
-
-	pecs_opts_store(stats, &mine, sizeof(mine),
-			PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
+	if (stats)
+		*stats = r->stats;
 }

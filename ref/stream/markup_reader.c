@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "markup_scan.h"
-#include "pecs/opts.h"
 
 enum block_state {
 	WANT_PID,
@@ -58,7 +57,6 @@ int ref_markup_reader_new(struct ref_markup_reader **out, const struct ref_strea
 	r->observer = o;
 	r->have_observer = t.observer != NULL;
 	r->target.observer = r->have_observer ? &r->observer : NULL;
-	r->stats.size = sizeof(r->stats);
 	*out = r;
 	return 0;
 }
@@ -581,8 +579,6 @@ void ref_markup_reader_error(const struct ref_markup_reader *r, struct ref_strea
 
 void ref_markup_reader_stats(const struct ref_markup_reader *r, struct ref_stream_stats *stats)
 {
-	struct ref_stream_stats mine = r->stats;
-
-	pecs_opts_store(stats, &mine, sizeof(mine),
-			PECS_OPTS_SIZE_TO(ref_stream_stats, dropped_unmapped));
+	if (stats)
+		*stats = r->stats;
 }

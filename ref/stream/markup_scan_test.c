@@ -217,7 +217,7 @@ static int sink(void *ctx, const struct pecs_sample *s)
 
 static void run(const char *b, size_t len, size_t chunk, struct outcome *o)
 {
-	struct ref_stream_target t = { .size = sizeof(t), .sink = sink, .sink_ctx = o };
+	struct ref_stream_target t = { .sink = sink, .sink_ctx = o };
 	struct ref_markup_reader *r;
 
 	assert_int_equal(ref_markup_reader_new(&r, &t), 0);
@@ -234,7 +234,6 @@ static void run(const char *b, size_t len, size_t chunk, struct outcome *o)
 	if (!o->ret)
 		o->ret = ref_markup_reader_finish(r);
 	ref_markup_reader_error(r, &o->err);
-	o->stats.size = sizeof(o->stats);
 	ref_markup_reader_stats(r, &o->stats);
 	ref_markup_reader_free(r);
 }

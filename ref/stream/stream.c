@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pecs/opts.h"
 
 int ref_stream_map_koid(const struct ref_stream_target *t, uint64_t koid, uint32_t *id)
 {
@@ -60,21 +59,13 @@ const char *ref_stream_errc_name(enum ref_stream_errc code)
 int ref_stream_target_load(struct ref_stream_target *t, struct ref_stream_observer *o,
 			   const struct ref_stream_target *target)
 {
-	int err;
-
 	memset(t, 0, sizeof(*t));
 	memset(o, 0, sizeof(*o));
-	err = pecs_opts_load(t, sizeof(*t), target,
-			     PECS_OPTS_SIZE_TO(ref_stream_target, observer_ctx));
-	if (err)
-		return err;
-	if (!t->sink)
+	if (!target || !target->sink)
 		return -EINVAL;
+	*t = *target;
 	if (t->observer) {
-		err = pecs_opts_load(o, sizeof(*o), t->observer,
-				     PECS_OPTS_SIZE_TO(ref_stream_observer, mmap));
-		if (err)
-			return err;
+		*o = *t->observer;
 		t->observer = o;
 	}
 	return 0;

@@ -81,7 +81,6 @@ static void on_mmap(void *ctx, uint64_t pkoid, uint32_t id, uint64_t start, uint
 }
 
 static const struct ref_stream_observer observer = {
-	.size = sizeof(observer),
 	.kernel_object = on_kobj,
 	.module = on_module,
 	.mmap = on_mmap,
@@ -92,7 +91,6 @@ static const struct pecs_koid_map_entry map[] = { { 1001, 42 }, { 1002, 43 } };
 static struct ref_stream_target target(struct seen *z, int with_map)
 {
 	struct ref_stream_target t = {
-		.size = sizeof(t),
 		.sink = sink,
 		.sink_ctx = z,
 		.koids = with_map ? map : NULL,
@@ -145,7 +143,7 @@ static void test_fxt_round_trip(void **state)
 	struct seen z = { 0 };
 	struct ref_stream_target t = target(&z, 1);
 	struct ref_fxt_reader *r;
-	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_stream_stats st = { 0 };
 	const uint64_t ips[3] = { 0x1000, 0x2000, 0x3000 };
 	struct ref_fxt_who inl = { 0, 1001, 1002 }, byref = { 7, 0, 0 };
 	struct ref_fxt_str by_index = { NULL, 0, 5 }, in_line = { "worker", 6, 0 };
@@ -202,7 +200,7 @@ static void test_fxt_unmapped_and_sticky(void **state)
 	struct seen z = { 0 };
 	struct ref_stream_target t = target(&z, 1);
 	struct ref_fxt_reader *r;
-	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_stream_stats st = { 0 };
 	struct ref_stream_error e;
 	const uint64_t ip = 0x12345678;
 	struct ref_fxt_who good = { 0, 1001, 1002 }, bad = { 0, 9999, 9998 };
@@ -253,9 +251,9 @@ static void test_fxt_koids_rebound(void **state)
 	static uint8_t b[1 << 20];
 	static struct expect x;
 	static struct pecs_koid_map_entry m[300];
-	struct ref_stream_target t = { .size = sizeof(t), .sink = expect_sink, .sink_ctx = &x,
+	struct ref_stream_target t = { .sink = expect_sink, .sink_ctx = &x,
 				       .koids = m, .nr_koids = 300 };
-	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_stream_stats st = { 0 };
 	uint64_t slot_p[8] = { 0 }, slot_t[8] = { 0 }, dropped = 0, rng = 12345;
 	const uint64_t ip = 0x1000;
 	struct ref_fxt_reader *r;
@@ -317,7 +315,7 @@ static void test_fxt_warnings_not_errors(void **state)
 	struct seen z = { 0 };
 	struct ref_stream_target t = target(&z, 0);
 	struct ref_fxt_reader *r;
-	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_stream_stats st = { 0 };
 	struct ref_fxt_str undefined = { NULL, 0, 77 };
 	struct ref_fxt_who by_undefined_ref = { 9, 0, 0 }, inl = { 0, 5, 6 };
 	const uint64_t ip = 0x1234;
@@ -362,7 +360,7 @@ static void test_fxt_tables_grow(void **state)
 	uint64_t frames = 0;
 	struct ref_stream_target t = target(&z, 0);
 	struct ref_fxt_reader *r;
-	struct ref_stream_stats st = { .size = sizeof(st) };
+	struct ref_stream_stats st = { 0 };
 	struct ref_fxt_str top = { NULL, 0, 0x7fff }, empty = { NULL, 0, 3 },
 			   unset = { NULL, 0, 0x7ffe };
 	struct ref_fxt_who inl = { 0, 5, 6 };
@@ -457,7 +455,7 @@ static void test_markup_round_trip_chunked(void **state)
 	for (size_t chunk = 1; chunk <= n; chunk++) {
 		struct seen z = { 0 };
 		struct ref_stream_target t = target(&z, 1);
-		struct ref_stream_stats st = { .size = sizeof(st) };
+		struct ref_stream_stats st = { 0 };
 		struct ref_markup_reader *r;
 
 		assert_int_equal(ref_markup_reader_new(&r, &t), 0);

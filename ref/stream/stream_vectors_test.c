@@ -58,7 +58,7 @@ static void decode(const struct pecs_vec_stream *v, enum pecs_stream_format fmt,
 		   struct run *r)
 {
 	struct pecs_koid_map_entry koids[16];
-	struct ref_stream_target t = { .size = sizeof(t), .sink = collect, .sink_ctx = r };
+	struct ref_stream_target t = { .sink = collect, .sink_ctx = r };
 	struct ref_stream_decoder *d;
 	size_t off = 0, k = 0;
 	int ret = 0;
@@ -86,7 +86,6 @@ static void decode(const struct pecs_vec_stream *v, enum pecs_stream_format fmt,
 		ret = ref_stream_decoder_finish(d);
 	r->ret = ret;
 	ref_stream_decoder_error(d, &r->err);
-	r->stats.size = sizeof(r->stats);
 	ref_stream_decoder_stats(d, &r->stats);
 	ref_stream_decoder_free(d);
 }

@@ -4,6 +4,10 @@
  *
  * Calls return 0 or a negative errno; the FIDL error behind a failure is kept and
  * ref_profiler_fidl_error() returns it, so callers that speak FIDL can report it as is.
+ *
+ * The option and result structs here, in sampler.h and in session.h are built only by
+ * code of this tree, linked with the profiler it was compiled against: they carry no
+ * size, and fields are simply added.
  */
 #ifndef PECS_PROFILER_PROFILER_H
 #define PECS_PROFILER_PROFILER_H
@@ -65,7 +69,6 @@ struct ref_profiler_target {
 };
 
 struct ref_profiler_config {
-	size_t size;
 	const struct ref_profiler_sampling *samplings;
 	size_t nr_samplings;
 	const struct ref_profiler_target *targets;
@@ -74,14 +77,12 @@ struct ref_profiler_config {
 };
 
 struct ref_profiler_start_opts {
-	size_t size;
 	uint32_t buffer_size_mb; /* 0: the FIDL default, 8 */
 	int buffer_results;
 };
 
 /* Stop()'s SessionResult plus what pecs needs to report LOST samples. */
 struct ref_profiler_result {
-	size_t size;
 	uint64_t samples_collected;
 	uint64_t mean_sample_time_us, min_sample_time_us, max_sample_time_us;
 	uint64_t missing_process_mappings; /* samples whose koid had no Linux id */

@@ -34,7 +34,6 @@
 #include "pecs/profiler/profiler.h"
 
 struct ref_sampler_opts {
-	size_t size;
 	int signo;            /* 0: ref_sampler_default_signo() */
 	size_t buffer_bytes;  /* 0: start()'s buffer_size_mb */
 	unsigned max_frames;  /* 0: 127 (kernel.perf_event_max_stack's default); at most 255 */

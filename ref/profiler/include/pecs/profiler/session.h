@@ -24,7 +24,6 @@
 #include "pecs/stream/stream.h"
 
 struct ref_profiler_session_opts {
-	size_t size;
 	ref_sample_sink sink; /* required */
 	void *sink_ctx;
 	/* Samples the profiler had to drop (buffer full): the engine's LOST. May be NULL. */
@@ -43,7 +42,6 @@ struct ref_profiler_session_opts {
 /* What ENABLE knows: the event's period (ns for the clock events), its call-graph
  * wish, and whose CPU time to sample. */
 struct ref_profiler_enable {
-	size_t size;
 	uint64_t period_ns;
 	enum ref_profiler_callgraph callgraph;
 	enum ref_profiler_task_kind kind; /* THREAD for an event on a task, either clock */
@@ -59,7 +57,6 @@ struct ref_profiler_enable {
 };
 
 struct ref_profiler_session_result {
-	size_t size;
 	struct ref_profiler_result profiler; /* Stop()'s stats */
 	struct ref_stream_stats stream;      /* what the decoder saw */
 	struct ref_stream_error error;       /* code 0 when the stream was well formed */

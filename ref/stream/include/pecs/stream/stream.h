@@ -19,9 +19,11 @@
  * call only (the ips may point into the bytes being fed). */
 typedef int (*ref_sample_sink)(void *ctx, const struct pecs_sample *s);
 
+/* These structs are built only by code of this tree, which links the readers it was
+ * compiled with: they carry no size, and fields are simply added. */
+
 /* Side records a caller may want to see; any member may be NULL. */
 struct ref_stream_observer {
-	size_t size;
 	void (*kernel_object)(void *ctx, uint64_t koid, uint8_t obj_type, const char *name,
 			      size_t name_len);
 	void (*module)(void *ctx, uint64_t pkoid, uint32_t module_id, const char *name,
@@ -36,7 +38,6 @@ struct ref_stream_observer {
  * counted in dropped_unmapped, as Starnix does. The map must not change while a reader
  * made with it is in use: the FXT reader remembers what it said of each koid. */
 struct ref_stream_target {
-	size_t size;
 	ref_sample_sink sink;
 	void *sink_ctx;
 	const struct pecs_koid_map_entry *koids;
@@ -45,8 +46,9 @@ struct ref_stream_target {
 	void *observer_ctx;
 };
 
-/* Copies a caller's target into t and its observer, if any, into o (the pecs/opts.h rules
- * for both); t->observer then points at o. -EINVAL without a sink. */
+/* Copies a caller's target into t and its observer, if any, into o, so a reader keeps
+ * neither of the caller's; t->observer then points at o. -EINVAL without a target or a
+ * sink. */
 int ref_stream_target_load(struct ref_stream_target *t, struct ref_stream_observer *o,
 			   const struct ref_stream_target *target);
 
@@ -92,7 +94,6 @@ struct ref_stream_error {
 };
 
 struct ref_stream_stats {
-	size_t size;
 	uint64_t bytes;            /* bytes consumed */
 	uint64_t records;          /* FXT records or markup lines fully read */
 	uint64_t skipped;          /* unknown records, subtypes or markup tags passed over */
