@@ -1,6 +1,7 @@
 /* Ring buffers seen from the events: mmap(2) rules and mlock accounting, munmap(2),
  * SET_OUTPUT redirection and poll(2). The ring itself is ref/ring's. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -138,6 +139,7 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 	return 0;
 }
 
+/* perf_mmap(), after the engine made do_mmap()'s checks (length, offset, flags, noexec). */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr)
 {
@@ -149,11 +151,6 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 
 	if (!addr)
 		return -EFAULT;
-	/* do_mmap() before the file sees it: length, offset alignment, noexec mount. */
-	if (!length || (offset & (ps - 1)))
-		return -EINVAL;
-	if (prot & PROT_EXEC)
-		return -EPERM;
 	if ((ev->attr.flags & PECS_ATTR_INHERIT) && ev->cpu == -1)
 		return -EINVAL;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
@@ -161,10 +158,14 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	err = ref_policy_allow_read(&env->policy);
 	if (err)
 		return err;
+	vma_size = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
+	/* Measured on 6.18: a mapping of more than INT_MAX pages is ENOMEM before its
+	 * offset or size is looked at (6.12 has the check on the AUX path only). */
+	if (vma_size / (size_t)ps > INT_MAX)
+		return -ENOMEM;
 	/* A non-zero offset maps the AUX area, which no event here has. */
 	if (offset)
 		return -EINVAL;
-	vma_size = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
 	nr_pages = vma_size / (size_t)ps - 1;
 	if (nr_pages && !is_pow2(nr_pages))
 		return -EINVAL;
@@ -182,6 +183,10 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 		err = mlock_charge(env, (long)nr_pages + 1, &extra);
 		if (err)
 			return err;
+		/* rb_alloc(): the page pointers and the header share one allocation of at
+		 * most 2^MAX_PAGE_ORDER pages; past it ENOMEM, however much memory is free. */
+		if (nr_pages * sizeof(void *) >= (size_t)ps << 10)
+			return -ENOMEM;
 		err = rb_create(ev, nr_pages + 1, (prot & PROT_WRITE) != 0, extra,
 				(long)nr_pages + 1 - extra);
 		if (err)
