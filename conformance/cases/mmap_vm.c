@@ -4,6 +4,7 @@
  * the host's pages. */
 #define _GNU_SOURCE
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -120,6 +121,47 @@ PECS_CASE("Required.Mmap.Vm.HugeLengthEnomem", "mmap", "MMAP-VM-HUGE-ENOMEM")
 	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, (1ull << 31) - 1), PROT_READ, MAP_SHARED, 0,
 				    &addr),
 		       EINVAL, "2^31 - 1 pages: the size's EINVAL");
+}
+
+static int overcommit_policy(void)
+{
+	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A private writable mapping is charged to the commit limit before the file's mmap
+ * (mmap_region(): accountable_mapping()); 8 TiB is past what the heuristic (0) and the
+ * strict (2) policy allow on any host this runs on, so it is ENOMEM rather than
+ * perf_mmap()'s EINVAL for MAP_PRIVATE; MAP_NORESERVE (no charge) reaches that EINVAL. */
+PECS_CASE("Required.Mmap.Vm.PrivateWritableCommitEnomem", "mmap", "MMAP-VM-COMMIT-ENOMEM")
+{
+	size_t len = pages(t, 1ull << 31);
+	int fd = open_event(t), policy = overcommit_policy();
+	void *addr;
+
+	if (policy < 0)
+		PECS_ENV_SKIP(t, "/proc/sys/vm/overcommit_memory cannot be read");
+	if (policy == 1)
+		PECS_ENV_SKIP(t, "vm.overcommit_memory is 1: every mapping is allowed its commit");
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0, &addr),
+		       ENOMEM, "2^31 pages, MAP_PRIVATE, PROT_READ | PROT_WRITE");
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, len, PROT_WRITE, MAP_PRIVATE, 0, &addr), ENOMEM,
+		       "2^31 pages, MAP_PRIVATE, PROT_WRITE");
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE,
+				    0, &addr),
+		       EINVAL, "2^31 pages, MAP_PRIVATE | MAP_NORESERVE");
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, len, PROT_READ, MAP_PRIVATE, 0, &addr), EINVAL,
+		       "2^31 pages, MAP_PRIVATE, PROT_READ");
+	PECS_CHECK_ERR(t, pecs_mmap(t, fd, pages(t, 3), PROT_READ | PROT_WRITE, MAP_PRIVATE, 0,
+				    &addr),
+		       EINVAL, "3 pages, MAP_PRIVATE");
 }
 
 static int64_t thread_cpu_ns(void)

@@ -303,9 +303,14 @@ pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd)
 
 void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si)
 {
+	pecs_wait_zombie(t, c->pid, si);
+}
+
+void pecs_wait_zombie(struct pecs_t *t, pid_t pid, siginfo_t *si)
+{
 	for (;;) {
 		memset(si, 0, sizeof(*si));
-		if (waitid(P_PID, (id_t)c->pid, si, WEXITED | WNOWAIT)) {
+		if (waitid(P_PID, (id_t)pid, si, WEXITED | WNOWAIT)) {
 			if (errno == EINTR)
 				continue;
 			PECS_BROKEN(t, "waitid: %s", pecs_errname(errno));

@@ -69,6 +69,8 @@ pid_t pecs_kid_do(struct pecs_t *t, struct pecs_kid *c, enum pecs_kid_cmd cmd);
  * ptrace stop of a tracer in this process is reported to this wait too, and is waited
  * past. */
 void pecs_kid_wait_zombie(struct pecs_t *t, struct pecs_kid *c, siginfo_t *si);
+/* The same for any child of this process. */
+void pecs_wait_zombie(struct pecs_t *t, pid_t pid, siginfo_t *si);
 
 /* Reap the exited child; its rusage into *ru when ru is not NULL. */
 void pecs_kid_reap(struct pecs_t *t, struct pecs_kid *c, struct rusage *ru);

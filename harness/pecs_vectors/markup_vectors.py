@@ -235,6 +235,10 @@ def _markup_separators(vf: document.VectorFile) -> None:
     for mode in ["xr", "rxq", "rwxr", "wr"]:
         bad("mmap mode %r is not r, w, x in order" % mode, "MARKUP_BAD_MMAP",
             "{{{mmap:0x1000:0x10:load:1:%s:0x0}}}\n" % mode)
+    # The frame number is %u, "a nonnegative decimal integer" (SymbolizerMarkupFormat.rst):
+    # an empty field is none, with a type suffix or without (added for issue 30).
+    for line in ["{{{bt::0x1:pc}}}", "{{{bt::0x1}}}"]:
+        bad("frame number empty in %r" % line, "MARKUP_BAD_BT", line + "\n")
 
 
 def build_markup() -> document.VectorFile:

@@ -94,12 +94,14 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	 0x1000ul | 0x2000ul | 0x4000ul | 0x8000ul | 0x10000ul | 0x20000ul | 0x40000ul |   \
 	 0x4000000ul | (21ul << 26) | (30ul << 26))
 
-/* Room for len bytes in the caller's address space, as get_unmapped_area() looks for
- * it: a reservation of the length, given back at once. A length past TASK_SIZE, or
- * one no gap is wide enough for, has none. */
-static int vm_has_room(size_t len)
+/* Whether the host lets this process map len bytes, asked with a mapping of the length
+ * given back at once. PROT_NONE with MAP_NORESERVE asks for room only, as
+ * get_unmapped_area() looks for it: a length past TASK_SIZE, or one no gap is wide enough
+ * for, has none. A private writable mapping is also charged to the commit limit
+ * (mmap_region(): accountable_mapping(), the overcommit policy). */
+static int vm_host_allows(size_t len, int prot, int flags)
 {
-	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
 	if (p == MAP_FAILED)
 		return 0;
@@ -122,7 +124,7 @@ static int vm_check(long ps, size_t length, int prot, int flags, off_t offset)
 		return -ENOMEM;
 	if (pgoff + len / (size_t)ps < pgoff)
 		return -EOVERFLOW;
-	if (!vm_has_room(len))
+	if (!vm_host_allows(len, PROT_NONE, MAP_NORESERVE))
 		return -ENOMEM;
 	/* file_mmap_ok(): an anonymous inode may map up to ULONG_MAX */
 	if (pgoff > (UINT64_MAX - len) / (uint64_t)ps)
@@ -134,10 +136,16 @@ static int vm_check(long ps, size_t length, int prot, int flags, off_t offset)
 		/* fall through */
 	case MAP_SHARED:
 	case MAP_PRIVATE:
-		return (prot & PROT_EXEC) ? -EPERM : 0;
+		if (prot & PROT_EXEC)
+			return -EPERM;
+		break;
 	default:
 		return -EINVAL;
 	}
+	if ((flags & MAP_TYPE) == MAP_PRIVATE && (prot & PROT_WRITE) && !(flags & MAP_NORESERVE) &&
+	    !vm_host_allows(len, PROT_READ | PROT_WRITE, 0))
+		return -ENOMEM;
+	return 0;
 }
 
 int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
