@@ -72,7 +72,9 @@ static void *thread_main(void *arg)
 		_exit(3);
 	/* some CPU time for a sampler that learns mappings at its samples */
 	pecs_burn_user(20 * MS);
-	return NULL;
+	/* The process ends here, the last thread. _exit: no atexit handler of the suite's
+	 * process (a sanitizer's leak check, which cannot run under ptrace) runs in it. */
+	_exit(0);
 }
 
 /* The child: bound to cpu, waits for the word, makes the thread and leaves. */

@@ -45,7 +45,7 @@ PECS_CASE("Required.Open.Tracepoint.SiblingThreadSeesNotTheCaller",
 	  "counting,tracepoint.syscalls", "TP-SYSCALL-OTHER-THREAD")
 {
 	static const uint64_t no_args[6];
-	struct pecs_spinner s;
+	static struct pecs_spinner s;
 	struct pecs_attr a;
 	uint64_t id = 0, v[2] = {~0ull, ~0ull};
 	uint32_t nargs;
@@ -91,7 +91,7 @@ static void restore_name(void *arg)
 PECS_CASE("Required.Record.Comm.SiblingThreadSeesNotTheCaller", "mmap,tracepoint.syscalls",
 	  "REC-COMM-OTHER-THREAD")
 {
-	struct pecs_spinner s;
+	static struct pecs_spinner s;
 	struct pecs_attr a;
 	struct pecs_ring r[2];
 	int fd[2], n[2];
