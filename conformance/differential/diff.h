@@ -42,7 +42,9 @@ struct diff_call {
 	/* read */
 	size_t count;
 	/* mmap */
-	int pages, prot, mflags, offset_pages;
+	int64_t pages;   /* the length in pages; -1 for SIZE_MAX bytes */
+	int prot, mflags, offset_pages;
+	int offset_byte; /* added to the offset: 1 makes it no page multiple */
 	/* poll */
 	short events;
 };

@@ -193,10 +193,10 @@ static void do_ioctl(struct side *sd, const struct diff_seq *s, const struct dif
 
 static void do_mmap(struct side *sd, const struct diff_call *c, struct diff_outcome *o)
 {
-	size_t len = (size_t)c->pages * (size_t)sd->page;
+	size_t len = c->pages < 0 ? SIZE_MAX : (size_t)c->pages * (size_t)sd->page;
 	void *addr = NULL;
 	int r = sd->impl->mmap(sd->ctx, fd_of(sd, c->ref), len, c->prot, c->mflags,
-			       (off_t)c->offset_pages * sd->page, &addr);
+			       (off_t)c->offset_pages * sd->page + c->offset_byte, &addr);
 	o->ret = r;
 	if (r == 0 && sd->nmaps < MAX_MAPS) {
 		sd->map[sd->nmaps] = addr;

@@ -98,10 +98,13 @@ void diff_print_call(FILE *f, const struct diff_call *c)
 		fprintf(f, ", buf, %zu)", c->count);
 		return;
 	case DIFF_MMAP:
-		fprintf(f, "mmap(NULL, %d pages, prot=%#x, flags=%#x, ", c->pages, c->prot,
-			c->mflags);
+		if (c->pages < 0)
+			fprintf(f, "mmap(NULL, SIZE_MAX, ");
+		else
+			fprintf(f, "mmap(NULL, %lld pages, ", (long long)c->pages);
+		fprintf(f, "prot=%#x, flags=%#x, ", c->prot, c->mflags);
 		print_ref(f, c->ref);
-		fprintf(f, ", %d pages)", c->offset_pages);
+		fprintf(f, ", %d pages + %d)", c->offset_pages, c->offset_byte);
 		return;
 	case DIFF_POLL:
 		fprintf(f, "poll(");

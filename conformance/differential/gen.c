@@ -157,6 +157,35 @@ static void gen_ioctl(uint64_t *x, const struct diff_seq *s, struct diff_call *c
 		c->arg = 0;
 }
 
+/* The lengths, offsets and flags that mm/mmap.c refuses before perf_mmap() sees the
+ * call, or perf_mmap() refuses by size (ENOMEM): one mmap in 16. Drawn from a stream of
+ * their own, so every other draw of a seed stays what earlier runs of it drew. */
+static void gen_mmap_refused(uint64_t seed, struct diff_call *c)
+{
+	/* 2^19 + 1 pages is past rb_alloc()'s limit; a ring it allows (2^18 + 1) would
+	 * spend seconds clearing a GiB on both sides */
+	static const int64_t huge[] = {-1, (int64_t)1 << 35, (int64_t)1 << 31,
+				       ((int64_t)1 << 31) - 1, ((int64_t)1 << 19) + 1};
+	uint64_t y = seed ^ 0x6d6d61702d766dull;
+
+	if (below(&y, 16))
+		return;
+	switch (below(&y, 4)) {
+	case 0:
+		c->pages = huge[below(&y, 5)];
+		break;
+	case 1:
+		c->offset_pages = chance(&y, 50) ? -1 : -2;
+		break;
+	case 2:
+		c->offset_byte = 1;
+		break;
+	default:
+		c->mflags = MAP_SHARED_VALIDATE | (chance(&y, 50) ? MAP_SYNC : 0);
+		break;
+	}
+}
+
 static void gen_call(uint64_t *x, const struct diff_seq *s, struct diff_call *c, int ncpus)
 {
 	memset(c, 0, sizeof(*c));
@@ -181,6 +210,7 @@ static void gen_call(uint64_t *x, const struct diff_seq *s, struct diff_call *c,
 		c->prot = chance(x, 70) ? prots[0] : prots[below(x, 5)];
 		c->mflags = chance(x, 90) ? MAP_SHARED : MAP_PRIVATE;
 		c->offset_pages = chance(x, 95) ? 0 : 1;
+		gen_mmap_refused(*x, c);
 	} else if (c->op == DIFF_POLL) {
 		c->events = chance(x, 80) ? POLLIN : POLLIN | POLLOUT | POLLPRI;
 	}

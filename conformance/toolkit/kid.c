@@ -312,14 +312,19 @@ pid_t pecs_kid_do_at(struct pecs_t *t, const char *file, int line, struct pecs_k
 void pecs_kid_wait_zombie_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
 			     siginfo_t *si)
 {
+	pecs_wait_zombie_at(t, file, line, c->pid, si);
+}
+
+void pecs_wait_zombie_at(struct pecs_t *t, const char *file, int line, pid_t pid, siginfo_t *si)
+{
 	for (;;) {
 		memset(si, 0, sizeof(*si));
-		if (waitid(P_PID, (id_t)c->pid, si, WEXITED | WNOWAIT)) {
+		if (waitid(P_PID, (id_t)pid, si, WEXITED | WNOWAIT)) {
 			if (errno == EINTR)
 				continue;
 			pecs_end(t, PECS_BROKEN, file, line,
-				 "pecs_kid_wait_zombie: waitid(P_PID, %d, WEXITED | WNOWAIT) "
-				 "failed: %s", (int)c->pid, pecs_errname(errno));
+				 "pecs_wait_zombie: waitid(P_PID, %d, WEXITED | WNOWAIT) "
+				 "failed: %s", (int)pid, pecs_errname(errno));
 		}
 		if (si->si_code != CLD_TRAPPED && si->si_code != CLD_STOPPED)
 			return;

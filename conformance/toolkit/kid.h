@@ -80,6 +80,9 @@ pid_t pecs_kid_do_at(struct pecs_t *t, const char *file, int line, struct pecs_k
 	pecs_kid_wait_zombie_at((t), __FILE__, __LINE__, (c), (si))
 void pecs_kid_wait_zombie_at(struct pecs_t *t, const char *file, int line, struct pecs_kid *c,
 			     siginfo_t *si);
+/* The same for any child of this process. */
+#define pecs_wait_zombie(t, pid, si) pecs_wait_zombie_at((t), __FILE__, __LINE__, (pid), (si))
+void pecs_wait_zombie_at(struct pecs_t *t, const char *file, int line, pid_t pid, siginfo_t *si);
 
 /* Reap the exited child; its rusage into *ru when ru is not NULL. */
 #define pecs_kid_reap(t, c, ru) pecs_kid_reap_at((t), __FILE__, __LINE__, (c), (ru))

@@ -235,6 +235,15 @@ def _markup_separators(vf: document.VectorFile) -> None:
     for mode in ["xr", "rxq", "rwxr", "wr"]:
         bad("mmap mode %r is not r, w, x in order" % mode, "MARKUP_BAD_MMAP",
             "{{{mmap:0x1000:0x10:load:1:%s:0x0}}}\n" % mode)
+    # The frame number is %u, "a nonnegative decimal integer" (SymbolizerMarkupFormat.rst):
+    # an empty field is none, with a type suffix or without (added for issue 30).
+    for line in ["{{{bt::0x1:pc}}}", "{{{bt::0x1}}}"]:
+        bad("frame number empty in %r" % line, "MARKUP_BAD_BT", line + "\n")
+    # The build id is %x, "an even number of hexadecimal digits": an even count with a
+    # non-hex digit among them is none either (issue 30's fresh sample).
+    for bid in ["0g", "zz01"]:
+        bad("module build id %r has a non-hex digit" % bid, "MARKUP_BAD_MODULE",
+            "{{{module:1:lib.so:elf:%s}}}\n" % bid)
 
 
 def build_markup() -> document.VectorFile:

@@ -6,7 +6,9 @@
 #include <sched.h>
 #include <unistd.h>
 #include <poll.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "pecs/opts.h"
@@ -84,16 +86,85 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	return ret;
 }
 
+/* The mmap flags do_mmap() lets through MAP_SHARED_VALIDATE on a file without
+ * FOP_MMAP_SYNC (include/linux/mman.h LEGACY_MAP_MASK, x86's values): any other bit,
+ * MAP_SYNC among them, is EOPNOTSUPP there and silently dropped by MAP_SHARED. */
+#define LEGACY_MAP_MASK                                                                  \
+	(0x01ul | 0x02ul | 0x10ul | 0x20ul | 0x40ul | 0x80ul | 0x100ul | 0x800ul |        \
+	 0x1000ul | 0x2000ul | 0x4000ul | 0x8000ul | 0x10000ul | 0x20000ul | 0x40000ul |   \
+	 0x4000000ul | (21ul << 26) | (30ul << 26))
+
+/* Whether the host lets this process map len bytes, asked with a mapping of the length
+ * given back at once. PROT_NONE with MAP_NORESERVE asks for room only, as
+ * get_unmapped_area() looks for it: a length past TASK_SIZE, or one no gap is wide enough
+ * for, has none. A private writable mapping is also charged to the commit limit
+ * (mmap_region(): accountable_mapping(), the overcommit policy). */
+static int vm_host_allows(size_t len, int prot, int flags)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	munmap(p, len);
+	return 1;
+}
+
+/* What ksys_mmap_pgoff() and do_mmap() (mm/mmap.c) refuse before the file's mmap sees
+ * the call, in their order. The anonymous-inode mount of perf fds is noexec. */
+static int vm_check(long ps, size_t length, int prot, int flags, off_t offset)
+{
+	uint64_t pgoff = (uint64_t)offset / (uint64_t)ps;
+	size_t len = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
+
+	if (flags & MAP_HUGETLB)
+		return -EINVAL;
+	if (!length)
+		return -EINVAL;
+	if (!len)
+		return -ENOMEM;
+	if (pgoff + len / (size_t)ps < pgoff)
+		return -EOVERFLOW;
+	if (!vm_host_allows(len, PROT_NONE, MAP_NORESERVE))
+		return -ENOMEM;
+	/* file_mmap_ok(): an anonymous inode may map up to ULONG_MAX */
+	if (pgoff > (UINT64_MAX - len) / (uint64_t)ps)
+		return -EOVERFLOW;
+	switch (flags & MAP_TYPE) {
+	case MAP_SHARED_VALIDATE:
+		if ((unsigned long)flags & ~LEGACY_MAP_MASK)
+			return -EOPNOTSUPP;
+		/* fall through */
+	case MAP_SHARED:
+	case MAP_PRIVATE:
+		if (prot & PROT_EXEC)
+			return -EPERM;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if ((flags & MAP_TYPE) == MAP_PRIVATE && (prot & PROT_WRITE) && !(flags & MAP_NORESERVE) &&
+	    !vm_host_allows(len, PROT_READ | PROT_WRITE, 0))
+		return -ENOMEM;
+	return 0;
+}
+
 int ref_engine_mmap(struct ref_engine *e, int fd, size_t length, int prot, int flags,
 		    off_t offset, void **addr)
 {
 	struct ref_defer d = {0};
+	long ps = e->env.lim.page_size;
 	struct ref_event *ev;
 	int ret;
 
+	/* x86's mmap() refuses an offset off a page boundary before it looks at the fd
+	 * (arch/x86/kernel/sys_x86_64.c). */
+	if (offset & (ps - 1))
+		return -EINVAL;
 	pthread_mutex_lock(&e->env.lock);
 	ev = ref_engine_fd_lookup(e, fd);
-	ret = ev ? ref_event_mmap(ev, length, prot, flags, offset, addr, &d) : -EBADF;
+	ret = ev ? vm_check(ps, length, prot, flags, offset) : -EBADF;
+	if (!ret)
+		ret = ref_event_mmap(ev, length, prot, flags, offset, addr, &d);
 	ref_event_defer_run(&e->env, &d);
 	pthread_mutex_unlock(&e->env.lock);
 	return ret;

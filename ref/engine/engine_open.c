@@ -88,6 +88,11 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	    !(a->sample_type & PECS_SAMPLE_TID))
 		return -EINVAL;
 	err = ref_attr_kind(a, !has_task, kind, tp);
+	/* Every cgroup fd is refused below; a software counter ref has no cpu-wide source
+	 * for is one Linux's PMU takes, so a cgroup event of it reaches that refusal. */
+	if (err == -ENOENT && (flags & PECS_FLAG_PID_CGROUP) && a->type == PECS_TYPE_SOFTWARE &&
+	    a->config < PECS_SW_MAX)
+		err = 0;
 	if (err)
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)

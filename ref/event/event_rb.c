@@ -1,6 +1,7 @@
 /* Ring buffers seen from the events: mmap(2) rules and mlock accounting, munmap(2),
  * SET_OUTPUT redirection and poll(2). The ring itself is ref/ring's. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -176,24 +177,42 @@ static void maps_close_range(struct ref_event_env *env, uintptr_t addr, size_t l
 	}
 }
 
-/* do_mmap() before the file sees it: length, offset and a fixed address's alignment, a
- * fixed range that would cut a perf mapping, the noexec mount. */
-static int mm_checks(const struct ref_event_env *env, size_t length, int prot, off_t offset,
-		     void *want, int fixed)
+/* The first mapping of an event makes its buffer: the mlock charge, rb_alloc()'s limit,
+ * and the metadata page as the kernel first fills it. */
+static int rb_first_map(struct ref_event *ev, size_t nr_pages, int prot)
+{
+	struct ref_event_env *env = ev->env;
+	long ps = env->lim.page_size, extra;
+	int err = mlock_charge(env, (long)nr_pages + 1, &extra);
+
+	if (err)
+		return err;
+	/* rb_alloc(): the page pointers and the header share one allocation of at most
+	 * 2^MAX_PAGE_ORDER pages; past it ENOMEM, however much memory is free. */
+	if (nr_pages * sizeof(void *) >= (size_t)ps << 10)
+		return -ENOMEM;
+	err = rb_create(ev, nr_pages + 1, (prot & PROT_WRITE) != 0, extra,
+			(long)nr_pages + 1 - extra);
+	if (err)
+		return err;
+	ref_event_sync(ev);
+	ref_event_update_userpage(ev);
+	return 0;
+}
+
+/* The placement do_mmap() asks of a MAP_FIXED mapping before the file's mmap sees it (the
+ * engine made its other checks: length, offset, flags, noexec): a page-aligned address,
+ * and a range that cuts none of the engine's mappings (perf_mmap_may_split()). */
+static int fixed_checks(const struct ref_event_env *env, size_t length, void *want)
 {
 	long ps = env->lim.page_size;
 
-	if (!length || (offset & (ps - 1)))
+	if ((uintptr_t)want & (uintptr_t)(ps - 1))
 		return -EINVAL;
-	if (fixed) {
-		if ((uintptr_t)want & (uintptr_t)(ps - 1))
-			return -EINVAL;
-		if (maps_in_range(env, (uintptr_t)want, length) < 0)
-			return -EINVAL;
-	}
-	return prot & PROT_EXEC ? -EPERM : 0;
+	return maps_in_range(env, (uintptr_t)want, length) < 0 ? -EINVAL : 0;
 }
 
+/* perf_mmap(), after the engine made do_mmap()'s checks. */
 int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off_t offset,
 		   void **addr, struct ref_defer *d)
 {
@@ -207,11 +226,12 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 
 	if (!addr)
 		return -EFAULT;
-	if (fixed)
+	if (fixed) {
 		want = *addr;
-	err = mm_checks(env, length, prot, offset, want, fixed);
-	if (err)
-		return err;
+		err = fixed_checks(env, length, want);
+		if (err)
+			return err;
+	}
 	if ((ev->attr.flags & PECS_ATTR_INHERIT) && ev->cpu == -1)
 		return -EINVAL;
 	if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
@@ -219,10 +239,14 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 	err = ref_policy_allow_read(&env->policy);
 	if (err)
 		return err;
+	vma_size = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
+	/* Measured on 6.18: a mapping of more than INT_MAX pages is ENOMEM before its
+	 * offset or size is looked at (6.12 has the check on the AUX path only). */
+	if (vma_size / (size_t)ps > INT_MAX)
+		return -ENOMEM;
 	/* A non-zero offset maps the AUX area, which no event here has. */
 	if (offset)
 		return -EINVAL;
-	vma_size = (length + (size_t)ps - 1) & ~((size_t)ps - 1);
 	nr_pages = vma_size / (size_t)ps - 1;
 	if (nr_pages && !is_pow2(nr_pages))
 		return -EINVAL;
@@ -235,17 +259,9 @@ int ref_event_mmap(struct ref_event *ev, size_t length, int prot, int flags, off
 		if (ev->rb->owner != ev)
 			return -EBUSY;
 	} else {
-		long extra;
-
-		err = mlock_charge(env, (long)nr_pages + 1, &extra);
+		err = rb_first_map(ev, nr_pages, prot);
 		if (err)
 			return err;
-		err = rb_create(ev, nr_pages + 1, (prot & PROT_WRITE) != 0, extra,
-				(long)nr_pages + 1 - extra);
-		if (err)
-			return err;
-		ref_event_sync(ev);
-		ref_event_update_userpage(ev);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)

@@ -155,7 +155,9 @@ static void tell_maps(struct ref_tracer *t, struct ref_trace_task *k,
 	FILE *f;
 
 	ms->last_scan = mono_ns();
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)k->pid);
+	/* Through the thread: once the leader has exited, /proc/PID/maps (the leader's
+	 * view) is empty while the process's other threads map on. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)k->pid, (int)k->tid);
 	f = fopen(path, "re");
 	if (!f)
 		return;

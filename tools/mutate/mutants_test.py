@@ -1,6 +1,7 @@
 """The mutant generator of tools/mutate on a small fixture (testdata/fixture_c.txt)."""
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 import unittest
@@ -89,9 +90,6 @@ class Sample(unittest.TestCase):
         self.assertEqual(len({(m.path, m.line) for m in got}), len(got))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class Judgements(unittest.TestCase):
     def test_a_key_holding_a_bitwise_or_keeps_its_verdict(self) -> None:
@@ -107,3 +105,56 @@ class Judgements(unittest.TestCase):
         self.assertEqual(got[key], ("equivalent", "the field is 0 in every record written"))
         self.assertEqual(got["ref/y.c guard: `return -EINVAL;` -> `;`"], ("gap", "no case asks"))
         self.assertEqual(len(got), 2)
+
+
+class Report(unittest.TestCase):
+    """The report of a run of two seeds: each seed's scores apart, then both."""
+
+    def results(self) -> list[dict[str, object]]:
+        def r(seed: int, path: str, status: str, describe: str) -> dict[str, object]:
+            return {"seed": seed, "path": path, "status": status, "describe": describe}
+        return [
+            r(11, "ref/a/one.c", "killed", "ref/a/one.c:1 cmp: `a` -> `b`"),
+            r(11, "ref/a/one.c", "survived", "ref/a/one.c:2 guard: `x` -> `;`"),
+            r(11, "ref/b/two.c", "hang", "ref/b/two.c:3 cmp: `c` -> `d`"),
+            r(22, "ref/b/two.c", "survived", "ref/b/two.c:4 literal: `0` -> `1`"),
+            r(22, "ref/b/two.c", "killed", "ref/b/two.c:5 errno: `e` -> `f`"),
+            r(22, "ref/a/one.c", "stillborn", "ref/a/one.c:6 cmp: `g` -> `h`"),
+        ]
+
+    def report(self) -> str:
+        judged = {mt.judge_key("ref/a/one.c:2 guard: `x` -> `;`"): ("gap", "no case asks"),
+                  mt.judge_key("ref/b/two.c:4 literal: `0` -> `1`"):
+                      ("equivalent", "the value is never read")}
+        out = io.StringIO()
+        mutate.print_report(self.results(), judged, out)
+        return out.getvalue()
+
+    def test_each_seed_scored_apart_then_together(self) -> None:
+        got = self.report()
+        # seed 11: 2 killed (one a hang) of 3 observable (a gap); seed 22: the
+        # equivalent survivor set aside, the stillborn not counted
+        self.assertIn("seed 11: killed 2 of 3 observable mutants (67%)", got)
+        self.assertIn("seed 22: killed 1 of 1 observable mutants (100%)", got)
+        self.assertIn("per seed: 11 67%, 22 100%; all: killed 3 of 4 observable (75%)", got)
+
+    def test_survivors_carry_their_judgement_and_why(self) -> None:
+        got = self.report()
+        self.assertIn("gap: no case asks", got)
+        self.assertIn("equivalent: the value is never read", got)
+
+    def test_per_component_rows(self) -> None:
+        rows = [ln.split() for ln in self.report().splitlines()]
+        # seed 11's row of component b: 1 mutant, a hang, observable 100%
+        self.assertIn(["b", "1", "0", "1", "0", "0", "0", "0", "0", "100%", "100%"], rows)
+        # seed 11's a: one killed, one gap
+        self.assertIn(["a", "2", "1", "0", "1", "0", "0", "1", "0", "50%", "50%"], rows)
+
+    def test_fresh_seeds_differ(self) -> None:
+        seeds = {mutate.fresh_seed() for _ in range(8)}
+        self.assertGreater(len(seeds), 1)
+        self.assertTrue(all(0 < x < 2 ** 31 for x in seeds))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -3,10 +3,16 @@
 (tools/mutate/mutants.py) into ref's C sources one at a time, rebuilds the ref runner and
 runs the ref suite on each, as root and as uid 65534 with no capabilities.
 
-  python3 tools/mutate/mutate.py run --count 200 --seed 1      # measure (docs/mutation.md)
+  python3 tools/mutate/mutate.py run --count 200 --runs 3      # 3 fresh seeds (docs/mutation.md)
+  python3 tools/mutate/mutate.py run --count 200 --seed 1      # one sample again, by its seed
   python3 tools/mutate/mutate.py list --count 200 --seed 1     # the mutants, nothing run
   python3 tools/mutate/mutate.py report                        # print the last results
   python3 tools/mutate/mutate.py recheck                       # rerun the survivors now
+
+Without --seed every sample is drawn from a fresh seed, printed before it runs: a score
+that holds only on the sample the cases were written against measures that sample. The
+report gives each seed's score apart, per component, and the survivors with their
+judgements and the reasons for them.
 
 A mutant is killed when a run fails (a failing case, a crash) or hangs (the per-mutant
 timeout; reported as "hang"); it survives when both runs pass. Each survivor is run once
@@ -156,74 +162,150 @@ def try_mutant(sc: Scratch, m: mt.Mutant, timeout: float) -> Dict[str, object]:
             f.write(text)
 
 
-def score(results: List[Dict[str, object]]) -> Dict[str, Dict[str, int]]:
-    per: Dict[str, Dict[str, int]] = {}
+def fresh_seed() -> int:
+    """A seed no one chose: from the system's entropy, below 2^31 so it is easy to type."""
+    return random.SystemRandom().randrange(1, 2 ** 31)
+
+
+def verdict_of(r: Dict[str, object], judgements: Dict[str, Tuple[str, str]]) -> str:
+    """killed (hangs too), stillborn, stale, or a survivor's judgement (unjudged when it
+    has none)."""
+    st = str(r["status"])
+    if st in ("killed", "hang"):
+        return "killed"
+    if st in ("survived", "unstable"):
+        return judgements.get(mt.judge_key(str(r["describe"])), ("unjudged", ""))[0]
+    return st
+
+
+def tally(results: List[Dict[str, object]],
+          judgements: Dict[str, Tuple[str, str]]) -> Dict[str, Dict[str, int]]:
+    """{component: {status or verdict: count}}, "all" included."""
+    per: Dict[str, Dict[str, int]] = {"all": {}}
     for r in results:
-        c = per.setdefault(mt.component(str(r["path"])), {})
-        c[str(r["status"])] = c.get(str(r["status"]), 0) + 1
+        for comp in (mt.component(str(r["path"])), "all"):
+            c = per.setdefault(comp, {})
+            for k in {str(r["status"]), verdict_of(r, judgements)}:
+                c[k] = c.get(k, 0) + 1
     return per
+
+
+def observable(c: Dict[str, int]) -> Tuple[int, int]:
+    """(killed, observable): the survivors judged equivalent or unreachable set aside."""
+    dead = c.get("killed", 0)
+    return dead, dead + c.get("gap", 0) + c.get("unjudged", 0)
+
+
+def pct(a: int, b: int) -> str:
+    return "%.0f%%" % (100.0 * a / b) if b else "-"
+
+
+def print_table(results: List[Dict[str, object]], judgements: Dict[str, Tuple[str, str]],
+                out) -> Tuple[int, int]:
+    per = tally(results, judgements)
+    out.write("%-10s %7s %6s %4s %8s %5s %5s %5s %5s %6s %10s\n" % (
+        "component", "mutants", "killed", "hang", "survived", "equiv", "unrch", "gap",
+        "unjdg", "raw", "observable"))
+    for comp in sorted(k for k in per if k != "all") + ["all"]:
+        c = per[comp]
+        dead, obs = observable(c)
+        counted = dead + c.get("survived", 0) + c.get("unstable", 0)
+        out.write("%-10s %7d %6d %4d %8d %5d %5d %5d %5d %6s %10s\n" % (
+            comp, counted + c.get("stillborn", 0), c.get("killed", 0) - c.get("hang", 0),
+            c.get("hang", 0), c.get("survived", 0) + c.get("unstable", 0),
+            c.get("equivalent", 0), c.get("unreachable", 0), c.get("gap", 0),
+            c.get("unjudged", 0), pct(dead, counted), pct(dead, obs)))
+    return observable(per["all"])
 
 
 def print_report(results: List[Dict[str, object]], judgements: Dict[str, Tuple[str, str]],
                  out=sys.stdout) -> None:
-    per = score(results)
-    out.write("%-10s %7s %6s %4s %8s %8s %9s %6s\n" % (
-        "component", "mutants", "killed", "hang", "survived", "unstable", "stillborn",
-        "score"))
-    tot: Dict[str, int] = {}
-    for comp in sorted(per) + ["all"]:
-        c = tot if comp == "all" else per[comp]
-        if comp != "all":
-            for k, v in c.items():
-                tot[k] = tot.get(k, 0) + v
-        dead = c.get("killed", 0) + c.get("hang", 0)
-        live = c.get("survived", 0) + c.get("unstable", 0)
-        counted = dead + live
-        out.write("%-10s %7d %6d %4d %8d %8d %9d %6s\n" % (
-            comp, counted + c.get("stillborn", 0), c.get("killed", 0), c.get("hang", 0),
-            c.get("survived", 0), c.get("unstable", 0), c.get("stillborn", 0),
-            "%.0f%%" % (100.0 * dead / counted) if counted else "-"))
-    stale = [r for r in results if r["status"] == "stale"]
-    if stale:
-        out.write("%d stale (line changed since the run, not counted): %s\n" % (
-            len(stale), "; ".join(str(r["describe"]) for r in stale)))
-    survivors = [r for r in results if r["status"] in ("survived", "unstable")]
-    verdicts: Dict[str, int] = {}
-    for r in survivors:
-        v, why = judgements.get(mt.judge_key(str(r["describe"])), ("unjudged", ""))
-        verdicts[v] = verdicts.get(v, 0) + 1
-        out.write("survivor %s%s\n  %s: %s\n" % (r["describe"],
-                                                " (unstable)" if r["status"] == "unstable"
-                                                else "", v, why))
-    dead = tot.get("killed", 0) + tot.get("hang", 0)
-    observable = dead + verdicts.get("gap", 0) + verdicts.get("unjudged", 0)
-    if survivors:
-        out.write("survivors judged: %s\n" % ", ".join(
-            "%s %d" % kv for kv in sorted(verdicts.items())))
-    if observable:
-        out.write("killed %d of %d observable mutants (%.0f%%): equivalent and unreachable "
-                  "survivors set aside\n" % (dead, observable, 100.0 * dead / observable))
+    """Each seed's table (per component: raw and observable score), its survivors with
+    their judgements, then all seeds together."""
+    seeds: List[object] = []
+    for r in results:
+        if r.get("seed") not in seeds:
+            seeds.append(r.get("seed"))
+    scores = []
+    for seed in seeds:
+        mine = [r for r in results if r.get("seed") == seed]
+        out.write("seed %s: %d mutants\n" % ("unknown" if seed is None else seed, len(mine)))
+        dead, obs = print_table(mine, judgements, out)
+        scores.append((seed, dead, obs))
+        for r in mine:
+            if r["status"] in ("survived", "unstable"):
+                v, why = judgements.get(mt.judge_key(str(r["describe"])),
+                                        ("unjudged", "no line in tools/mutate/judgements.txt"))
+                out.write("  survivor %s%s\n    %s: %s\n" % (
+                    r["describe"], " (unstable)" if r["status"] == "unstable" else "", v, why))
+        stale = [r for r in mine if r["status"] == "stale"]
+        if stale:
+            out.write("  %d stale (line changed since the run, not counted): %s\n" % (
+                len(stale), "; ".join(str(r["describe"]) for r in stale)))
+        out.write("  seed %s: killed %d of %d observable mutants (%s)\n\n" % (
+            seed, dead, obs, pct(dead, obs)))
+    if len(seeds) > 1:
+        out.write("all %d seeds together:\n" % len(seeds))
+        dead, obs = print_table(results, judgements, out)
+        out.write("per seed: %s; all: killed %d of %d observable (%s)\n" % (
+            ", ".join("%s %s" % (s, pct(d, o)) for s, d, o in scores), dead, obs,
+            pct(dead, obs)))
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    chosen = mt.sample(ref_sources(ROOT), args.count, args.seed)
+def run_sample(sc: Scratch, args: argparse.Namespace, seed: int, log: str,
+               done: Dict[Tuple[object, str], Dict[str, object]]) -> List[Dict[str, object]]:
+    """Runs the sample of one seed, appending each result to log."""
+    chosen = mt.sample(ref_sources(ROOT), args.count, seed)
     # Run in a shuffled order, so a run cut short is still spread over the components.
-    random.Random(args.seed).shuffle(chosen)
+    random.Random(seed).shuffle(chosen)
     if args.shard:
         # One share of the same sample per scratch tree: shards run side by side, and
         # their results.jsonl files together are the whole sample.
         k, n = (int(x) for x in args.shard.split("/"))
         chosen = chosen[k::n]
+    print("mutate: seed %d: %d mutants, timeout %.0f s each (again: --seed %d)" % (
+        seed, len(chosen), args.timeout, seed), flush=True)
+    results = []
+    for i, m in enumerate(chosen):
+        if (seed, m.ident) in done:
+            results.append(done[(seed, m.ident)])
+            continue
+        r = try_mutant(sc, m, args.timeout)
+        if r["status"] == "survived":
+            again = try_mutant(sc, m, args.timeout)
+            if again["status"] in ("killed", "hang"):
+                r = dict(again, status="unstable")
+        r.update(seed=seed, ident=m.ident, path=m.path, line=m.line, kind=m.kind,
+                 describe=m.describe())
+        results.append(r)
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(r) + "\n")
+        print("[%d/%d] %-9s %5.1fs %s" % (i + 1, len(chosen), r["status"],
+                                          float(r.get("seconds", 0)), m.describe()),
+              flush=True)
+    return results
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     os.makedirs(args.work, exist_ok=True)
     log = os.path.join(args.work, "results.jsonl")
-    done: Dict[str, Dict[str, object]] = {}
+    done: Dict[Tuple[object, str], Dict[str, object]] = {}
     if args.resume and os.path.exists(log):
         with open(log, encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
-                done[str(r["ident"])] = r
+                done[(r.get("seed"), str(r["ident"]))] = r
     elif os.path.exists(log):
         os.unlink(log)
+    if args.seed is not None:
+        seeds = [args.seed + i for i in range(args.runs)]
+    elif done:
+        # --resume without --seed: the seeds the log was drawn from, then fresh ones
+        seeds = list(dict.fromkeys(s for s, _ in done if isinstance(s, int)))[:args.runs]
+        seeds += [fresh_seed() for _ in range(args.runs - len(seeds))]
+    else:
+        seeds = [fresh_seed() for _ in range(args.runs)]
+    print("mutate: seeds %s" % ", ".join(str(x) for x in seeds), flush=True)
     sc = Scratch(args.work, args.jobs)
     sc.sync()
     if not sc.build():
@@ -235,26 +317,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print("mutate: the unmutated suite does not pass (%s): %s" % (r, d),
                   file=sys.stderr)
             return 2
-    print("mutate: %d mutants, seed %d, timeout %.0f s each" % (len(chosen), args.seed,
-                                                               args.timeout), flush=True)
     results = []
-    for i, m in enumerate(chosen):
-        if m.ident in done:
-            results.append(done[m.ident])
-            continue
-        r = try_mutant(sc, m, args.timeout)
-        if r["status"] == "survived":
-            again = try_mutant(sc, m, args.timeout)
-            if again["status"] in ("killed", "hang"):
-                r = dict(again, status="unstable")
-        r.update(ident=m.ident, path=m.path, line=m.line, kind=m.kind,
-                 describe=m.describe())
-        results.append(r)
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps(r) + "\n")
-        print("[%d/%d] %-9s %5.1fs %s" % (i + 1, len(chosen), r["status"],
-                                          float(r.get("seconds", 0)), m.describe()),
-              flush=True)
+    for seed in seeds:
+        results += run_sample(sc, args, seed, log, done)
     sc.build()  # leave the scratch runner unmutated
     sc.shutdown()
     print_report(results, load_judgements())
@@ -302,7 +367,9 @@ def cmd_recheck(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for m in mt.sample(ref_sources(ROOT), args.count, args.seed):
+    seed = fresh_seed() if args.seed is None else args.seed
+    print("# seed %d" % seed)
+    for m in mt.sample(ref_sources(ROOT), args.count, seed):
         print(m.describe())
     return 0
 
@@ -320,7 +387,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["run", "list", "report", "recheck"])
     ap.add_argument("--count", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the sample's seed (with --runs N: seed, seed+1, ...); without it "
+                         "each sample draws a fresh one and prints it")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="run: how many samples of --count mutants, each of its own seed")
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds for one run of the suite before the mutant counts as a hang")
     ap.add_argument("--work", default="/tmp/pecs-mutate",
