@@ -31,8 +31,16 @@ PECS_IMPL=ref LD_PRELOAD=$lib nice "$probe" eventpoll
 PECS_IMPL=ref LD_PRELOAD=$lib sh -c '"$0" eventpoll' "$probe"
 PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 sh -c 'nice "$0" eventpoll' "$probe"
 # What a process that opened an event executes goes without it, as perf's workload.
-PECS_IMPL=ref LD_PRELOAD=$lib "$probe" host
-PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 "$probe" host
+# Under TSan that workload keeps the sanitizer's runtime alone in LD_PRELOAD, and dash
+# with libtsan alone preloaded dies of SIGSEGV (measured: LD_PRELOAD=libtsan.so.2
+# sh -c true), so the plain and ASan runs check it.
+case "$runtime" in
+*libtsan*) echo "interpose_test: host mode left to the plain and ASan runs (dash dies with libtsan alone preloaded)" ;;
+*)
+	PECS_IMPL=ref LD_PRELOAD=$lib "$probe" host
+	PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 "$probe" host
+	;;
+esac
 
 out=$(LD_PRELOAD=$lib sh -c 'echo one; ls / >/dev/null && echo two' 2>&1)
 [ "$out" = "one
