@@ -14,7 +14,11 @@ fuzz_need_packages() {
 		exit 2
 	fi
 	echo "fuzz: installing$missing" >&2
-	apt-get update -qq
-	# shellcheck disable=SC2086 # missing is a list
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	# apt waits, bounded, for a lock another package manager holds (./pecs's own wait
+	# says why: unattended upgrades on a fresh machine).
+	wait="-o DPkg::Lock::Timeout=${PECS_LOCK_WAIT:-600}"
+	# shellcheck disable=SC2086 # wait and missing are lists
+	apt-get update -qq $wait
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $wait $missing >/dev/null
 }

@@ -32,7 +32,10 @@ declare -A PACKAGE=([strace]=strace [valgrind]=valgrind [$qemu]=qemu-user [unsha
 missing=()
 for tool in "${!PACKAGE[@]}"; do command -v "$tool" >/dev/null || missing+=("${PACKAGE[$tool]}"); done
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	# apt waits, bounded, for a lock another package manager holds (as ./pecs does).
+	wait=(-o DPkg::Lock::Timeout="${PECS_LOCK_WAIT:-600}")
+	apt-get update -qq "${wait[@]}" &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${wait[@]}" "${missing[@]}" >/dev/null
 fi
 command -v strace >/dev/null || { echo "run.sh: needs strace (apt-get install strace)" >&2; exit 2; }
 mkdir -p "$out"
