@@ -4,6 +4,7 @@
  * context marker. Without the flag the same samples carry [PERF_CONTEXT_USER, ip, ...]. */
 #include <sys/mman.h>
 
+#include "pecs/toolkit/event.h"
 #include "pecs/toolkit/ring.h"
 
 #define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CALLCHAIN)
@@ -14,14 +15,11 @@ static void sample_chains(struct pecs_t *t, int exclude_user, int *samples, int 
 {
 	const struct pecs_record_header *rec;
 	struct pecs_parsed_sample s;
-	struct pecs_attr a;
 	struct pecs_ring r;
-	int fd, ret;
+	int fd = PECS_SAMPLER(t, .period_ns = 1000000, .sample_type = ST,
+			      .attr_flags = exclude_user ? PECS_ATTR_EXCLUDE_CALLCHAIN_USER : 0);
+	int ret;
 
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 1000000, ST);
-	if (exclude_user)
-		a.flags |= PECS_ATTR_EXCLUDE_CALLCHAIN_USER;
-	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	PECS_CHECK_OK(t, pecs_burn_event(t, fd, 30000000ull, 5000));

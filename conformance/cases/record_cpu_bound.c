@@ -11,7 +11,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "pecs/toolkit/event.h"
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CPU)
 
@@ -20,31 +22,20 @@ static void restore_affinity(void *arg)
 	sched_setaffinity(0, sizeof(cpu_set_t), arg);
 }
 
-static void burn_thread_cpu(uint64_t ns)
-{
-	uint64_t start = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	volatile uint64_t sink = 0;
-
-	while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
-}
-
 /* Samples of a task-clock sampler on this thread bound to cpu, over 30 ms of its CPU at
  * 1 ms: how many, and how many say another CPU than want_cpu. */
 static void sample_on(struct pecs_t *t, int cpu, int want_cpu, int *samples, int *elsewhere)
 {
 	const struct pecs_record_header *rec;
 	struct pecs_parsed_sample s;
-	struct pecs_attr a;
 	struct pecs_ring r;
-	int fd, ret;
+	int fd = PECS_SAMPLER(t, .period_ns = 1000000, .sample_type = ST,
+			      .flags = PECS_SAMPLER_ON_CPU, .cpu = cpu);
+	int ret;
 
-	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 1000000, ST);
-	fd = PECS_OPEN(t, &a, 0, cpu, -1, 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 16, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	burn_thread_cpu(30000000ull);
+	pecs_burn_user(30000000ull);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	*samples = *elsewhere = 0;
 	while ((ret = pecs_ring_next(&r, &rec)) > 0) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/wait.h"
 
 #define TRAP_PERF_CODE 6 /* TRAP_PERF, <asm-generic/siginfo.h> */
 #define SIG_DATA 0x5eedfacecafeull
@@ -43,16 +44,6 @@ static void restore_trap(void *arg)
 	sigaction(SIGTRAP, arg, NULL);
 }
 
-static void burn_thread_cpu(uint64_t ns)
-{
-	uint64_t start = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	volatile uint64_t sink = 0;
-
-	while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
-}
-
 PECS_CASE("Required.Sampling.Sigtrap.EachOverflowTrapsTheThread", "sampling",
 	  "SAMPLE-SIGTRAP")
 {
@@ -74,7 +65,7 @@ PECS_CASE("Required.Sampling.Sigtrap.EachOverflowTrapsTheThread", "sampling",
 	sampled_tid = gettid();
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	burn_thread_cpu(30000000ull);
+	pecs_burn_user(30000000ull);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
 	/* 30 overflows; SIGTRAP does not queue, so two close together may be one. */
 	PECS_CHECK(t, traps >= 5, "%d SIGTRAPs over 30 ms of CPU at a 1 ms period", traps);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
 
 #define PERIOD_NS 100000ull /* 10 kHz */
 #define ROUNDS 100
@@ -37,16 +38,6 @@ static int sample_self(struct pecs_t *t)
 	return fd;
 }
 
-static void burn(uint64_t ns)
-{
-	uint64_t start = pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	volatile uint64_t sink = 0;
-
-	while (pecs_clock_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
-}
-
 /* What one kind of sleep gave over the rounds: calls that failed with EINTR, and calls
  * that returned before their time. */
 struct sleeps {
@@ -63,7 +54,7 @@ static void run_sleeps(sleep_fn fn, void *ctx, struct sleeps *out)
 		uint64_t w0;
 		int ret;
 
-		burn(BURN_NS);
+		pecs_burn_user(BURN_NS);
 		w0 = pecs_clock_ns(CLOCK_MONOTONIC);
 		ret = fn(ctx);
 		if (ret == -EINTR)
@@ -161,7 +152,7 @@ PECS_CASE("Required.Sampling.Unnoticed.ItimerProfStillFires", "sampling,mmap",
 	sample_self(t);
 	if (sigaction(SIGPROF, &sa, &old_sa) < 0 || setitimer(ITIMER_PROF, &it, NULL) < 0)
 		PECS_BROKEN(t, "setting up SIGPROF: %s", pecs_errname(errno));
-	burn(200000000ull);
+	pecs_burn_user(200000000ull);
 	setitimer(ITIMER_PROF, &off, NULL);
 	hits = atomic_load(&prof_hits);
 	sigaction(SIGPROF, &old_sa, NULL);
