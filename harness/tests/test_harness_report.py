@@ -115,11 +115,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
                    "--expectations", "syscall=" + testing.TOY_EXPECTATIONS,
                    "--expectations", "syscall-2="])
     assert rc == 1
-    page = Page()
-    page.feed((out / "report.html").read_text())
-    with open(str(out / "summary.json")) as f:
-        summary = json.load(f)
-    return out, page, summary
+    return _rendered(out)
 
 
 @pytest.fixture(scope="module")
@@ -140,11 +136,16 @@ def later(report: Report, tmp_path_factory: pytest.TempPathFactory) -> Report:
                    "syscall-2=" + str(exp), "syscall=" + str(out / "syscall.json"),
                    "syscall-2=" + str(out / "syscall-2.json")])
     assert rc == 0
+    return _rendered(later_out)
+
+
+def _rendered(out: pathlib.Path) -> Report:
+    """The report written into out: its folder, its parsed page and its summary."""
     page = Page()
-    page.feed((later_out / "report.html").read_text())
-    with open(str(later_out / "summary.json")) as f:
+    page.feed((out / "report.html").read_text())
+    with open(str(out / "summary.json")) as f:
         summary = json.load(f)
-    return later_out, page, summary
+    return out, page, summary
 
 
 def test_the_first_rows_are_the_verdicts_failures_first(report: Report) -> None:
