@@ -123,7 +123,9 @@ static void test_signal_pending_across_restart(void **state)
 	sigaddset(&prof, ref_sampler_default_signo());
 	assert_int_equal(pthread_sigmask(SIG_BLOCK, &prof, &old), 0);
 	assert_int_equal(ref_profiler_session_enable(s, &en), 0);
-	pecs_sampler_test_spin(2000000ull);
+	/* Past a scheduler tick (HZ 100 at the least): the CPU-time timer the run starts on
+	 * (cpu_timer.h) fires at ticks only. */
+	pecs_sampler_test_spin(25000000ull);
 	assert_int_equal(ref_profiler_session_disable(s, NULL), 0);
 	assert_int_equal(sigpending(&pending), 0);
 	assert_true(sigismember(&pending, ref_sampler_default_signo()));
