@@ -2,6 +2,9 @@
 #include "cpu_timer.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -85,6 +88,31 @@ static long voluntary_switches(void)
 	return ru.ru_nvcsw;
 }
 
+/* Another thread's voluntary switches, from its status in /proc (the count getrusage()
+ * reads for the thread itself); -1 when unknown. */
+static long thread_switches(pid_t tid)
+{
+	static const char key[] = "voluntary_ctxt_switches:";
+	char path[64], buf[2048];
+	const char *at;
+	ssize_t n;
+	int fd;
+
+	if (tid == (pid_t)syscall(SYS_gettid))
+		return voluntary_switches();
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	at = strstr(buf, key);
+	return at ? strtol(at + sizeof(key) - 1, NULL, 10) : -1;
+}
+
 /* Whether a thread's own clock stays with (or goes to) the CPU-time timer. A wall-clock
  * timer that fires while the thread waits ends its poll, nanosleep or epoll_wait with
  * EINTR, and nothing in user space can tell that the thread is about to wait; the
@@ -166,6 +194,11 @@ int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint
 	t->have_cpu = true;
 	t->armed_clock = t->origin;
 	t->armed_wall = wall_now();
+	/* A thread that runs on from here without waiting gets the wall-clock timer at the
+	 * first tick past CALM_NS of its CPU, not a stretch later. */
+	if (t->thread_clock)
+		t->armed_switches = thread_switches(tid);
+	t->calm_from = t->origin;
 	/* Last: a handler treats a timer with period 0 as not set up. */
 	t->period = period;
 	return 0;
