@@ -36,8 +36,6 @@ struct ip_real {
 	pid_t (*getsid)(pid_t);
 	pid_t (*getppid)(void);
 	pid_t (*getpgid)(pid_t);
-	pid_t (*wait)(int *);
-	pid_t (*waitpid)(pid_t, int *, int);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 	int (*execve)(const char *, char *const[], char *const[]);

@@ -41,8 +41,6 @@ static void resolve(void)
 	real.getsid = (pid_t(*)(pid_t))next("getsid");
 	real.getppid = (pid_t(*)(void))next("getppid");
 	real.getpgid = (pid_t(*)(pid_t))next("getpgid");
-	real.wait = (pid_t(*)(int *))next("wait");
-	real.waitpid = (pid_t(*)(pid_t, int *, int))next("waitpid");
 	real.wait4 = (pid_t(*)(pid_t, int *, int, struct rusage *))next("wait4");
 	real.waitid = (int (*)(idtype_t, id_t, siginfo_t *, int))next("waitid");
 	real.execve = (int (*)(const char *, char *const[], char *const[]))next("execve");

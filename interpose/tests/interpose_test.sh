@@ -24,6 +24,12 @@ if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
 	PECS_IMPL=kernel LD_PRELOAD=$lib "$probe" perf_event
 fi
 
+# A parent waiting for the child it samples sees its exit only (interpose/wait.c).
+PECS_IMPL=ref LD_PRELOAD=$lib "$probe" childwait
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+	PECS_IMPL=kernel LD_PRELOAD=$lib "$probe" childwait
+fi
+
 # Through a wrapper the probe still runs on ref (its fds are epoll instances): the
 # library stays in LD_PRELOAD for what a process that opened no event executes.
 PECS_IMPL=ref LD_PRELOAD=$lib timeout 60 "$probe" eventpoll

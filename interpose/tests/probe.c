@@ -206,11 +206,65 @@ static void host(void)
 	CHECK(close(fd) == 0);
 }
 
+/* A program that samples the child it started, as perf record does, and waits for it
+ * with a blocking waitpid(WUNTRACED): it gets the child's exit and no stop before it.
+ * ref samples the child with ptrace from a thread of this process, whose stops Linux
+ * reports to this wait too; the interposer's waits leave them to that thread. A stop
+ * taken here would leave the child stopped for good: the alarm ends the probe then. */
+static void child_wait(void)
+{
+	struct pecs_attr a;
+	int go[2], status = 0, fd;
+	pid_t kid, got;
+	char b = 'g';
+	void *ring;
+
+	CHECK(pipe(go) == 0);
+	kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		burn(100000000ull);
+		_exit(7);
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PECS_TYPE_SOFTWARE;
+	a.config = PECS_SW_TASK_CLOCK;
+	a.sample_period = 1000000;
+	a.sample_type = PECS_SAMPLE_IP | PECS_SAMPLE_TID;
+	a.flags = PECS_ATTR_EXCLUDE_KERNEL | PECS_ATTR_EXCLUDE_HV;
+	fd = (int)syscall(SYS_perf_event_open, &a, kid, -1, -1, PECS_FLAG_FD_CLOEXEC);
+	CHECK(fd >= 0);
+	ring = mmap(NULL, 17 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(ring != MAP_FAILED);
+	alarm(30);
+	CHECK(write(go[1], &b, 1) == 1);
+	do
+		got = waitpid(kid, &status, WUNTRACED);
+	while (got < 0 && errno == EINTR);
+	if (got == kid && WIFSTOPPED(status))
+		fprintf(stderr, "probe: the parent's waitpid got a stop, status %#x\n", status);
+	CHECK(got == kid && WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	alarm(0);
+	CHECK(((const struct pecs_mmap_page *)ring)->data_head > 0);
+	CHECK(munmap(ring, 17 * 4096) == 0);
+	CHECK(close(fd) == 0);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s eventpoll|perf_event|host\n", argv[0]);
+		fprintf(stderr, "usage: %s eventpoll|perf_event|host|childwait\n", argv[0]);
 		return 2;
+	}
+	if (strcmp(argv[1], "childwait") == 0) {
+		child_wait();
+		printf("probe: ok (childwait)\n");
+		return 0;
 	}
 	if (strcmp(argv[1], "host") == 0) {
 		host();
