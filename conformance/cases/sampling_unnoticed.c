@@ -6,12 +6,17 @@
  * Each case samples the calling thread at 10 kHz (the rate a profiler asking for high
  * resolution uses) around what a program does: sleep, wait, take its own SIGPROF. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +127,144 @@ PECS_CASE("Required.Sampling.Unnoticed.EpollWaitSleepsItsTime", "sampling,mmap",
 		PECS_BROKEN(t, "epoll_create1: %s", pecs_errname(errno));
 	check_sleeps(t, "epoll_wait", sleep_epoll, &ep);
 	close(ep);
+}
+
+/* A futex wait with a timeout, as a timed pthread_cond_wait or sem_timedwait does: the
+ * kernel restarts it through its restart block, which a handler turns into EINTR. */
+static int sleep_futex(void *ctx)
+{
+	static int word;
+	struct timespec ts = { 0, SLEEP_MS * 1000000L };
+
+	(void)ctx;
+	if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0) == 0)
+		return 0;
+	return errno == ETIMEDOUT ? 0 : -errno;
+}
+
+PECS_CASE("Required.Sampling.Unnoticed.FutexWaitSleepsItsTime", "sampling,mmap",
+	  "SAMPLE-UNNOTICED-WAIT")
+{
+	check_sleeps(t, "FUTEX_WAIT with a timeout", sleep_futex, NULL);
+}
+
+/* A reader blocked on an empty pipe; a thread of the case's own (not sampled) writes a
+ * byte SLEEP_MS after each read began. */
+struct pipe_waiter {
+	int fds[2];
+	sem_t go;
+	atomic_int stop;
+};
+
+static void *pipe_writer(void *arg)
+{
+	struct pipe_waiter *w = arg;
+	struct timespec ts = { 0, SLEEP_MS * 1000000L };
+
+	for (;;) {
+		while (sem_wait(&w->go) < 0 && errno == EINTR)
+			;
+		if (atomic_load(&w->stop))
+			return NULL;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		ts = (struct timespec){ 0, SLEEP_MS * 1000000L };
+		if (write(w->fds[1], "x", 1) != 1)
+			return NULL;
+	}
+}
+
+static int sleep_pipe_read(void *ctx)
+{
+	struct pipe_waiter *w = ctx;
+	char c;
+	ssize_t n;
+
+	sem_post(&w->go);
+	n = read(w->fds[0], &c, 1);
+	return n == 1 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+PECS_CASE("Required.Sampling.Unnoticed.PipeReadWaitsForItsData", "sampling,mmap",
+	  "SAMPLE-UNNOTICED-WAIT")
+{
+	struct pipe_waiter w;
+	pthread_t th;
+
+	memset(&w, 0, sizeof(w));
+	if (pipe2(w.fds, O_CLOEXEC) < 0 || sem_init(&w.go, 0, 0) < 0)
+		PECS_BROKEN(t, "pipe2/sem_init: %s", pecs_errname(errno));
+	if (pthread_create(&th, NULL, pipe_writer, &w) != 0)
+		PECS_BROKEN(t, "pthread_create failed");
+	check_sleeps(t, "read on an empty pipe", sleep_pipe_read, &w);
+	atomic_store(&w.stop, 1);
+	sem_post(&w.go);
+	pthread_join(th, NULL);
+	close(w.fds[0]);
+	close(w.fds[1]);
+	sem_destroy(&w.go);
+}
+
+/* The signal mask and every signal's action, as the program reads them. */
+struct signal_state {
+	sigset_t mask;
+	struct sigaction act[NSIG];
+	int have[NSIG]; /* sigaction() could read it (glibc keeps 32 and 33 for itself) */
+};
+
+static void read_signal_state(struct signal_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_sigmask(SIG_SETMASK, NULL, &st->mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		st->have[sig] = sigaction(sig, NULL, &st->act[sig]) == 0;
+}
+
+/* The first signal whose action differs, or 0. */
+static int changed_action(const struct signal_state *a, const struct signal_state *b)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (a->have[sig] != b->have[sig])
+			return sig;
+		if (a->have[sig] && (a->act[sig].sa_handler != b->act[sig].sa_handler ||
+				     a->act[sig].sa_flags != b->act[sig].sa_flags))
+			return sig;
+	}
+	return 0;
+}
+
+/* The first signal whose mask bit differs, or 0. */
+static int changed_mask(const struct signal_state *a, const struct signal_state *b)
+{
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&a->mask, sig) != sigismember(&b->mask, sig))
+			return sig;
+	return 0;
+}
+
+/* While its thread is sampled, the program reads the same signal mask and the same
+ * action for every signal as before: the hrtimer that takes Linux's samples installs
+ * nothing in the task. */
+PECS_CASE("Required.Sampling.Unnoticed.SignalStateUntouched", "sampling,mmap",
+	  "SAMPLE-UNNOTICED-SIGNALS")
+{
+	static struct signal_state before, during;
+	int sig;
+
+	read_signal_state(&before);
+	sample_self(t);
+	pecs_burn_user(50000000ull);
+	read_signal_state(&during);
+	sig = changed_mask(&before, &during);
+	PECS_CHECK(t, sig == 0, "signal %d's bit in the thread's mask changed while sampled",
+		   sig);
+	sig = changed_action(&before, &during);
+	PECS_CHECK(t, sig == 0, "signal %d's action changed while the thread was sampled: "
+		   "handler %p flags %#x, was %p flags %#x", sig,
+		   sig ? (void *)during.act[sig].sa_handler : NULL,
+		   sig ? (unsigned)during.act[sig].sa_flags : 0u,
+		   sig ? (void *)before.act[sig].sa_handler : NULL,
+		   sig ? (unsigned)before.act[sig].sa_flags : 0u);
 }
 
 /* SIGPROF goes to the process: any of its threads may take it (an implementation's

@@ -72,6 +72,8 @@ struct sampler {
 	uint64_t generation;  /* this run's, in every signal's value (signal_value()) */
 	int slot;             /* this run's index in running[] */
 	bool timer_live;      /* started, not stopped yet */
+	bool default_signo;   /* opts.signo is chosen at each start */
+	bool signal_held;     /* ref_sampler_signal_take() done, not released yet */
 
 	/* Written by the handler only (the single producer); dropped is also read by the
 	 * collector while running, the rest by stop after the handlers are done. */
@@ -250,27 +252,6 @@ static void on_signal(int signo, siginfo_t *si, void *ucv)
 	errno = saved_errno;
 }
 
-static int install_handler(int signo)
-{
-	static atomic_int installed[NSIG];
-	struct sigaction sa;
-
-	if (atomic_load_explicit(&installed[signo], memory_order_acquire))
-		return 0;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	/* Samplers on one thread may use different signals; one handler must not run inside
-	 * another, which would make two producers of one sampler's buffer. */
-	sigfillset(&sa.sa_mask);
-	/* Left installed after stop: a signal already queued when the timer
-	 * stops would otherwise meet the signal's default action and end the process. */
-	if (sigaction(signo, &sa, NULL) < 0)
-		return -errno;
-	atomic_store_explicit(&installed[signo], 1, memory_order_release);
-	return 0;
-}
-
 static unsigned online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -342,6 +323,14 @@ static int push_header(struct sampler *s)
 
 static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res);
 
+/* Once no timer of this run can signal any more. */
+static void release_signal(struct sampler *s)
+{
+	if (s->signal_held)
+		ref_sampler_signal_release(s->opts.signo);
+	s->signal_held = false;
+}
+
 /* Lists s in running[]: its slot, or -1 when MAX_RUNNING samplers already run. */
 static int publish(struct sampler *s)
 {
@@ -397,9 +386,12 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	if (ret)
 		return ret;
 	ref_unwind_warm_up();
-	ret = install_handler(s->opts.signo);
+	if (s->default_signo)
+		s->opts.signo = ref_sampler_default_signo();
+	ret = ref_sampler_signal_take(s->opts.signo, on_signal);
 	if (ret)
 		return ret;
+	s->signal_held = true;
 	s->generation = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
 	/* Everything the handler reads is set before publish() lists it: a signal of an
 	 * earlier run that lands after the publication finds a whole timer, never one
@@ -408,11 +400,13 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 				 signal_value(s->generation));
 	if (ret) {
 		ref_cpu_timer_destroy(&s->timer);
+		release_signal(s);
 		return ret;
 	}
 	s->slot = publish(s);
 	if (s->slot < 0) {
 		ref_cpu_timer_destroy(&s->timer);
+		release_signal(s);
 		return REF_PROFILER_BAD_STATE;
 	}
 	/* Only now may signals come: one the handler ignored would leave no timer armed. */
@@ -420,6 +414,7 @@ static int sampler_start(struct ref_profiler *p, size_t buffer_bytes)
 	if (ret) {
 		withdraw(s);
 		ref_cpu_timer_destroy(&s->timer);
+		release_signal(s);
 		return ret;
 	}
 	s->timer_live = true;
@@ -441,6 +436,7 @@ static void sampler_stop(struct ref_profiler *p, struct ref_profiler_result *res
 		s->skipped += ref_cpu_timer_owed(&s->timer);
 		s->timer_live = false;
 	}
+	release_signal(s);
 	if (!res)
 		return;
 	res->samples_collected = s->taken;
@@ -504,6 +500,7 @@ static void sampler_destroy(struct ref_profiler *p)
 {
 	struct sampler *s = p->impl;
 
+	release_signal(s);
 	if (s->have_buf)
 		ref_spsc_destroy(&s->buf);
 	free(s);
@@ -534,7 +531,8 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 	s->read_end = UINT64_MAX;
 	if (opts)
 		s->opts = *opts;
-	if (s->opts.signo == 0)
+	s->default_signo = s->opts.signo == 0;
+	if (s->default_signo)
 		s->opts.signo = ref_sampler_default_signo();
 	if (s->opts.max_frames == 0)
 		s->opts.max_frames = DEFAULT_MAX_FRAMES;

@@ -34,7 +34,7 @@
 #include "pecs/profiler/profiler.h"
 
 struct ref_sampler_opts {
-	int signo;            /* 0: ref_sampler_default_signo() */
+	int signo;            /* 0: ref_sampler_default_signo() at each start */
 	size_t buffer_bytes;  /* 0: start()'s buffer_size_mb */
 	unsigned max_frames;  /* 0: 127 (kernel.perf_event_max_stack's default); at most 255 */
 };
@@ -45,8 +45,9 @@ int ref_profiler_new_sampler(struct ref_profiler **out, const struct ref_sampler
 uint64_t ref_sampler_dropped(const struct ref_profiler *p);
 
 /* The signal samplers use unless told otherwise: the highest real-time signal whose
- * action was the default when first asked, so the program's own signals (SIGPROF and
- * its ITIMER_PROF among them) stay the program's. */
+ * action is the default (or which a running sampler holds), so the program's own
+ * signals (SIGPROF and its ITIMER_PROF among them) stay the program's. Asked again at
+ * each start: the handler is installed only while samplers run. */
 int ref_sampler_default_signo(void);
 
 #endif /* PECS_PROFILER_SAMPLER_H */
