@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "interpose/interpose.h"
 
@@ -35,6 +36,45 @@ static void read_one(int impl_fd, void *arg)
 	impl->read(ctx, impl_fd, buf, sizeof(buf));
 }
 
+/* How long a ptrace stop the caller did not ask for may stay before it is taken for
+ * the caller's own: an implementation's tracer takes its stops within a millisecond. */
+#define FOREIGN_STOP_NS 500000000ll
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* The wait with WNOWAIT, past the ptrace stops of the implementation's tracer (ref's
+ * follows a task it counts to see its exec): any thread's wait reports the stops of a
+ * task another thread of its process traces, even a wait for exits only (do_wait()
+ * scans each thread's ptraced list), and a caller that reaps its child with wait4(pid,
+ * &st, 0), as perf stat does, would take the stop for the child's end and consume it.
+ * A caller that asks for stops (WSTOPPED, __WALL, __WCLONE: a tracer's waits) sees them
+ * at once; for the others a stop is waited past, unless it outlasts FOREIGN_STOP_NS. */
+static int wait_past_stops(idtype_t type, id_t id, siginfo_t *si, int options)
+{
+	long long start = 0;
+	const struct timespec pause = {0, 20000};
+
+	for (;;) {
+		memset(si, 0, sizeof(*si));
+		if (ip_real()->waitid(type, id, si, options | WNOWAIT) < 0)
+			return -1;
+		if (si->si_pid == 0 || si->si_code != CLD_TRAPPED ||
+		    (options & (WSTOPPED | __WALL | __WCLONE)))
+			return 0;
+		if (!start)
+			start = mono_ns();
+		else if (mono_ns() - start > FOREIGN_STOP_NS)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* 0 to go on with the caller's wait, or -1 with errno when the wait itself failed in
  * the way the caller's would (EINTR, ECHILD). */
 static int settle(idtype_t type, id_t id, int options)
@@ -49,8 +89,7 @@ static int settle(idtype_t type, id_t id, int options)
 
 	if (!impl)
 		return 0;
-	memset(&si, 0, sizeof(si));
-	if (ip_real()->waitid(type, id, &si, options | WNOWAIT) < 0)
+	if (wait_past_stops(type, id, &si, options) < 0)
 		return -1;
 	if (si.si_pid != 0)
 		ip_table_each(read_one, (void *)impl);
