@@ -24,6 +24,7 @@ extern char **environ;
 int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(path, argv, env);
 	return ip_real()->execve(path, argv, env);
 }
 
@@ -35,6 +36,7 @@ int execv(const char *path, char *const argv[])
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(file, argv, env);
 	return ip_real()->execvpe(file, argv, env);
 }
 
@@ -50,12 +52,14 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 		errno = ENOSYS;
 		return -1;
 	}
+	ip_env_note_exec(path, argv, env);
 	return ip_real()->execveat(dirfd, path, argv, env, flags);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(NULL, argv, env);
 	return ip_real()->fexecve(fd, argv, env);
 }
 
