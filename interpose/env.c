@@ -19,12 +19,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "interpose/interpose.h"
 #include "pecs/interpose.h"
 
+/* The page shared with the children forked from here: the flag, then the exec notes. */
+struct shared {
+	atomic_int opened;
+	struct pecs_exec_board board;
+};
+
 static atomic_int local_flag;
 static atomic_int *opened = &local_flag;
+static struct pecs_exec_board *board;
 static int keep;
 static char me[4096];
 
@@ -32,17 +42,24 @@ __attribute__((constructor)) static void ip_env_init(void)
 {
 	const char *k = getenv(PECS_INTERPOSE_CHILDREN_ENV);
 	Dl_info info;
-	void *page = mmap(NULL, sizeof(atomic_int), PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared *page = mmap(NULL, sizeof(struct shared), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	keep = k && strcmp(k, "1") == 0;
 	/* Without the shared page the flag is this process's own: its children forked
 	 * before its first open then keep the library. */
-	if (page != MAP_FAILED)
-		opened = page;
+	if (page != MAP_FAILED) {
+		opened = &page->opened;
+		board = &page->board;
+	}
 	if (dladdr((void *)ip_env_init, &info) && info.dli_fname &&
 	    strlen(info.dli_fname) < sizeof(me))
 		strcpy(me, info.dli_fname);
+}
+
+struct pecs_exec_board *pecs_interpose_exec_board(void)
+{
+	return board;
 }
 
 void ip_env_opened(void)
@@ -132,4 +149,52 @@ char *const *ip_env_child(char *const *envp, char **slots, size_t nslots, char *
 	}
 	slots[n] = NULL;
 	return slots;
+}
+
+static unsigned long long strings_bytes(char *const *v)
+{
+	unsigned long long n = 0;
+
+	for (; v && *v; v++)
+		n += strlen(*v) + 1;
+	return n;
+}
+
+/* This process's slot: its own from an earlier exec that failed, else a free one, else
+ * one by its pid (a note no engine took is stale). */
+static struct pecs_exec_note *note_slot(struct pecs_exec_board *b, int pid)
+{
+	struct pecs_exec_note *free_one = NULL;
+
+	for (int i = 0; i < PECS_EXEC_NOTES; i++) {
+		int p = __atomic_load_n(&b->note[i].pid, __ATOMIC_ACQUIRE);
+
+		if (p == pid)
+			return &b->note[i];
+		if (!p && !free_one)
+			free_one = &b->note[i];
+	}
+	return free_one ? free_one : &b->note[(unsigned)pid % PECS_EXEC_NOTES];
+}
+
+void ip_env_note_exec(const char *path, char *const *argv, char *const *envp)
+{
+	struct pecs_exec_note *n;
+	struct timespec ts;
+	struct rusage ru;
+	int pid;
+
+	if (!board || !atomic_load_explicit(opened, memory_order_acquire))
+		return;
+	pid = getpid();
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) || getrusage(RUSAGE_SELF, &ru))
+		return;
+	n = note_slot(board, pid);
+	__atomic_store_n(&n->pid, 0, __ATOMIC_RELEASE);
+	n->cpu_ns = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	n->faults = (unsigned long long)ru.ru_minflt + (unsigned long long)ru.ru_majflt;
+	/* bprm_execve() copies them below the new stack's top, past one pointer's room. */
+	n->arg_pages = (strlen(path ? path : "") + 1 + strings_bytes(argv) + strings_bytes(envp) +
+			sizeof(void *) + 4095) / 4096;
+	__atomic_store_n(&n->pid, pid, __ATOMIC_RELEASE);
 }

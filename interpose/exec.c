@@ -2,7 +2,10 @@
  * on: the same one, or, after this process opened an event, one without the interposer in
  * LD_PRELOAD. The C library's own exec family calls its internal execve, which no
  * preloaded library can replace, so each entry is defined here. system() and popen()
- * are not: a host that runs one after opening an event gives that child the library. */
+ * are not: a host that runs one after opening an event gives that child the library.
+ * Each notes, just before the real call, the process's CPU clock and faults for an engine
+ * in the host that counts it from outside (ip_env_note_exec(): where inside the exec its
+ * enable_on_exec events turn on). posix_spawn's child runs no code of ours: not noted. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>
@@ -24,6 +27,7 @@ extern char **environ;
 int execve(const char *path, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(path, argv, env);
 	return ip_real()->execve(path, argv, env);
 }
 
@@ -35,6 +39,7 @@ int execv(const char *path, char *const argv[])
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(file, argv, env);
 	return ip_real()->execvpe(file, argv, env);
 }
 
@@ -50,12 +55,14 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
 		errno = ENOSYS;
 		return -1;
 	}
+	ip_env_note_exec(path, argv, env);
 	return ip_real()->execveat(dirfd, path, argv, env, flags);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	CHILD_ENV(envp, env);
+	ip_env_note_exec(NULL, argv, env);
 	return ip_real()->fexecve(fd, argv, env);
 }
 

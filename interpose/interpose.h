@@ -64,6 +64,10 @@ const struct pecs_impl *ip_impl(void **ctx, int *err);
 #define IP_ENV_MAX_SLOTS 8192
 #define IP_ENV_ENTRY_MAX 4096
 void ip_env_opened(void);
+/* Notes this process's CPU clock and faults in the shared page just before it executes
+ * path (struct pecs_exec_note), where this process or the one it was forked from opened
+ * an event. */
+void ip_env_note_exec(const char *path, char *const *argv, char *const *envp);
 size_t ip_env_slots(char *const *envp);
 char *const *ip_env_child(char *const *envp, char **slots, size_t nslots, char *entry);
 

@@ -114,8 +114,11 @@ static enum settled settle(idtype_t type, id_t id, int options, pid_t *only)
 		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 	}
 	*only = si.si_pid;
-	if (options & WNOHANG)
-		return GO_ON; /* a handler's wait must not run into the engine's locks */
+	/* Only an end takes the counts with it; and a handler's wait must not run into the
+	 * engine's locks. */
+	if ((options & WNOHANG) || si.si_code == CLD_TRAPPED || si.si_code == CLD_STOPPED ||
+	    si.si_code == CLD_CONTINUED)
+		return GO_ON;
 	const struct pecs_impl *impl = ip_impl(&ctx, &err);
 
 	if (impl)

@@ -57,7 +57,7 @@ QUIRKS = {
 # "Expectations files") marks a failure that only a run with that host fact can show.
 RULES = [
     # An event on another process's task: the snapshot has none.
-    ("pid", r"(Open|Read)\.PidTask\.", r"ENOSYS"),
+    ("pid", r"(Open|Read)\.PidTask\.|Exec\.(EnableOnExec|RemoveOnExec)\.", r"ENOSYS"),
     # Only a caller that may count the kernel opens the kernel-inclusive switch counter,
     # whose stub value (1) is then short of the waits.
     ("value", r"Read\.Count\.SwitchesUserOnlyZero", r"kernel-inclusive counter saw",

@@ -28,6 +28,7 @@ struct ref_source {
 	uint64_t last;  /* last good reading: a finished thread's value stays frozen */
 	int children;   /* inherit on another process: add its waited-for children's */
 	uint64_t child_base; /* their counts at the open, which are not the event's */
+	uint64_t child_seen; /* what they added at the last reading: it never steps back */
 	/* With inherit on another process's main thread: the threads it had made before the
 	 * open, each with its last runtime read. The event does not follow them, so their
 	 * time comes off the process clock. */
@@ -60,9 +61,12 @@ struct ref_mapping {
 
 struct ref_event_env;
 
-/* What an enable_on_exec event on another process waits for (event_exec.c). */
+/* What an event on another process waits for its task's exec to do (event_exec.c). */
 struct ref_exec_mark {
-	int armed;      /* off until the task executes */
+	int armed;      /* enable_on_exec: off until the task executes */
+	int remove;     /* remove_on_exec: counts until the task executes */
+	int removed;    /* its task executed: the event is over, ENABLE does nothing */
+	int traced;     /* the task's tracer tells the exec at its moment */
 	int has_exe;
 	dev_t dev;      /* /proc/<pid>/exe at open */
 	ino_t ino;
@@ -193,12 +197,29 @@ int ref_event_task_exited(pid_t tid, int same_process);
 pid_t ref_event_task_proc_id(pid_t tid, int same_process);
 clockid_t ref_event_thread_clock(pid_t tid);
 
-/* ---- enable_on_exec on another process (event_exec.c) ---- */
-/* At open: arms a disabled enable_on_exec event on another process. */
+/* ---- enable_on_exec and remove_on_exec on another process (event_exec.c) ---- */
+/* At open: arms a disabled enable_on_exec event, or a remove_on_exec one, on another
+ * process. */
 void ref_event_exec_arm(struct ref_event *ev);
-/* At each sync of an armed event (and of its members, for a leader): turns it on once
- * its task executed. Counting only: a sampling event's profiler is not started by it. */
+/* At each sync of an armed event (and of its members, for a leader) whose task no
+ * tracer follows: applies the exec once its task executed. Counting only: a sampling
+ * event's profiler is not started by it. */
 void ref_event_exec_check(struct ref_event *ev);
+/* What the kernel counted of an exec before the tracer saw it end (event_exec_moment.c):
+ * the task's CPU time and page faults past perf_event_exec(). */
+struct ref_exec_moment {
+	uint64_t ns, faults;
+};
+/* At the exec stop of task pid, once for all its events. */
+void ref_event_exec_moment(pid_t pid, struct ref_exec_moment *m);
+/* From the tracer, at the task's exec: syncs the event (its group, for a leader) and
+ * applies the exec as at m. */
+void ref_event_exec_now(struct ref_event *ev, const struct ref_exec_moment *m);
+/* The unit an exec's moment moves a source by: REF_UNIT_NS (a task clock), REF_UNIT_FAULTS
+ * (page faults, minor or all), or 0 (event_source.c). */
+#define REF_UNIT_NS 1
+#define REF_UNIT_FAULTS 2
+int ref_event_source_unit(const struct ref_source *s);
 
 /* ---- sampling another process from outside (event_trace.c) ---- */
 /* At open, from ref_event_exec_arm(): an armed sampling event joins its task's tracer,

@@ -371,8 +371,10 @@ int ref_event_set_output(struct ref_event *ev, struct ref_event *target)
 
 int ref_event_poll_locked(struct ref_event *ev)
 {
-	/* is_event_hup(): a task event whose task has exited hangs up, mapped or not. */
-	if (!ev->rb || (ev->pid != -1 && ref_event_task_exited(ev->tid, ev->same_process)))
+	/* is_event_hup(): a task event whose task has exited hangs up, mapped or not, and so
+	 * does one remove_on_exec left in its EXIT state. */
+	if (!ev->rb || ev->exec.removed ||
+	    (ev->pid != -1 && ref_event_task_exited(ev->tid, ev->same_process)))
 		return POLLHUP;
 	return ref_ring_poll(ev->rb->ring) ? POLLIN : 0;
 }

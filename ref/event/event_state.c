@@ -46,9 +46,9 @@ void ref_event_sync(struct ref_event *ev)
 {
 	struct ref_event *leader = ev->leader ? ev->leader : ev;
 
-	if (leader->exec.armed)
+	if (leader->exec.armed || leader->exec.remove)
 		ref_event_exec_check(leader);
-	if (ev->exec.armed)
+	if (ev->exec.armed || ev->exec.remove)
 		ref_event_exec_check(ev);
 	uint64_t t = ref_event_source_read(&ev->tsrc), c;
 
@@ -173,7 +173,8 @@ void ref_event_set_on(struct ref_event *ev, int on, struct ref_defer *d)
 
 void ref_event_enable(struct ref_event *ev, struct ref_defer *d)
 {
-	if (ev->on)
+	/* remove_on_exec's event is in its EXIT state: _perf_event_enable() leaves it. */
+	if (ev->on || ev->exec.removed)
 		return;
 	ref_event_resolve_task(ev);
 	ref_event_set_on(ev, 1, d);

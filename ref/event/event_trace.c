@@ -42,6 +42,10 @@
 #define SIDEBAND_FLAGS                                                                  \
 	(PECS_ATTR_COMM | PECS_ATTR_MMAP | PECS_ATTR_MMAP2 | PECS_ATTR_MMAP_DATA | PECS_ATTR_TASK)
 
+/* A process and the processes it forks, to their execs. */
+#define FOLLOW_OPTIONS                                                                  \
+	(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE)
+
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ref_tracer *g_tracers;
 static int g_nocldstop; /* tracers that added SA_NOCLDSTOP */
@@ -138,6 +142,13 @@ static void detach(const struct ref_trace_task *k)
 	}
 }
 
+/* A counter on the task that only waits for its exec. */
+static int exec_only(const struct ref_event *ev)
+{
+	return (ev->exec.armed || ev->exec.remove) && !ref_attr_is_sampling(&ev->attr) &&
+	       !(ev->attr.flags & SIDEBAND_FLAGS);
+}
+
 static int due(const struct ref_tracer *t, const struct ref_trace_task *k)
 {
 	return t->started && !k->drop && !k->vforking &&
@@ -229,6 +240,20 @@ static int is_new_task(int event)
 	       event == PTRACE_EVENT_VFORK;
 }
 
+/* An exec-only tracer is done at its task's exec, unless an event that needs the task
+ * followed has joined it since (under the engine lock, as the joiner). */
+static int exec_done(struct ref_tracer *t, const struct ref_trace_task *k, int event)
+{
+	int done;
+
+	if (event != PTRACE_EVENT_EXEC || k->followed)
+		return 0;
+	pthread_mutex_lock(&g_mu);
+	done = t->done = t->exec_only;
+	pthread_mutex_unlock(&g_mu);
+	return done;
+}
+
 /* What one stop of task i means; 1 when the tracer is done with the task. */
 static int on_stop(struct ref_tracer *t, size_t i, int status)
 {
@@ -245,6 +270,9 @@ static int on_stop(struct ref_tracer *t, size_t i, int status)
 			ptrace(PTRACE_DETACH, tid, 0, 0);
 			return 1;
 		}
+		/* A process followed for its copies: its exit ends what they count. */
+		if (t->exec_only)
+			ptrace(PTRACE_SETOPTIONS, tid, 0, (void *)(FOLLOW_OPTIONS | PTRACE_O_TRACEEXIT));
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return 0;
 	}
@@ -265,6 +293,10 @@ static int on_stop(struct ref_tracer *t, size_t i, int status)
 	}
 	if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT ||
 	    (event == PTRACE_EVENT_STOP && sig == SIGTRAP)) {
+		/* A ptrace request waits until the task is off its CPU (wait_task_inactive()):
+		 * the switch of this stop is then in its counts, and not after the exec. */
+		if (event == PTRACE_EVENT_EXEC)
+			ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg);
 		env = lock_env(t);
 		if (env) {
 			if (event == PTRACE_EVENT_EXEC)
@@ -275,7 +307,7 @@ static int on_stop(struct ref_tracer *t, size_t i, int status)
 				ref_trace_sample(t, k);
 			pthread_mutex_unlock(&env->lock);
 		}
-		if (event == PTRACE_EVENT_EXIT || !env) {
+		if (event == PTRACE_EVENT_EXIT || !env || exec_done(t, k, event)) {
 			ptrace(PTRACE_DETACH, tid, 0, 0);
 			return 1;
 		}
@@ -401,10 +433,13 @@ static void *tracer_main(void *arg)
 	struct ref_tracer *t = arg;
 
 	/* Every new task is attached, to write its FORK; with inherit it is followed. */
-	t->seize_err = ptrace(PTRACE_SEIZE, t->tid, 0,
-			      (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
-					     PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-					     PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE))
+	long all = PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE | FOLLOW_OPTIONS;
+	/* Waiting for the exec only, it stops the task there alone (an exit stop would be
+	 * a context switch its counters see), and where the event's copies act at an exec,
+	 * at the forks that make them. */
+	long exec = t->follow ? FOLLOW_OPTIONS : PTRACE_O_TRACEEXEC;
+
+	t->seize_err = ptrace(PTRACE_SEIZE, t->tid, 0, (void *)(t->exec_only ? exec : all))
 			       ? errno
 			       : 0;
 	if (!t->seize_err)
@@ -433,6 +468,8 @@ static struct ref_tracer *tracer_new(struct ref_event *ev)
 	t->period = ev->period ? ev->period : 1;
 	/* An event that waits for the exec starts sampling there, any other at once. */
 	t->started = !ev->exec.armed;
+	t->exec_only = exec_only(ev);
+	t->follow = (ev->attr.flags & PECS_ATTR_INHERIT) && (ev->exec.armed || ev->exec.remove);
 	if (task_add(t, t->pid, t->tid, 0, 0)) {
 		free(t);
 		return NULL;
@@ -464,14 +501,18 @@ void ref_event_trace_add(struct ref_event *ev)
 	int sampling = ref_attr_is_sampling(&ev->attr);
 
 	/* A counter that asks for side-band records (perf's dummy event) needs the exec,
-	 * the mappings and the exit seen as much as a sampler does. */
-	if ((!sampling && !(ev->attr.flags & SIDEBAND_FLAGS)) || ev->proc_id <= 0 ||
-	    ev->tid != ev->proc_id)
+	 * the mappings and the exit seen as much as a sampler does; one the exec turns on
+	 * or off needs the exec's moment. */
+	if ((!sampling && !(ev->attr.flags & SIDEBAND_FLAGS) && !exec_only(ev)) ||
+	    ev->proc_id <= 0 || ev->tid != ev->proc_id)
 		return;
 	pthread_mutex_lock(&g_mu);
 	for (t = g_tracers; t; t = t->next)
-		if (t->env == ev->env && t->tid == ev->proc_id)
+		if (t->env == ev->env && t->tid == ev->proc_id && !t->done)
 			break;
+	/* Joined by an event that needs more than the exec, it follows the task on. */
+	if (t && !exec_only(ev))
+		t->exec_only = 0;
 	pthread_mutex_unlock(&g_mu);
 	if (!t) {
 		t = tracer_new(ev);
@@ -493,6 +534,7 @@ void ref_event_trace_add(struct ref_event *ev)
 	}
 	t->evs[t->nr++] = ev;
 	ev->tracer = t;
+	ev->exec.traced = !t->seize_err;
 	if (sampling)
 		__atomic_store_n(&t->sampling, 1, __ATOMIC_RELAXED);
 }

@@ -34,6 +34,8 @@ struct ref_trace_task {
 	int drop;         /* made without inherit: let go at its first stop */
 	int vforking;     /* waits for the task it vforked, which no stop interrupts */
 	uint64_t due;     /* the CPU time its next sample is due at */
+	int copy_exec;    /* a followed process executed: its CPU time and faults then */
+	uint64_t at_exec_ns, at_exec_faults;
 	struct ref_trace_maps maps; /* a followed process's, told with its pid */
 };
 
@@ -53,6 +55,10 @@ struct ref_tracer {
 	uint64_t period;            /* ns of a task's CPU time between samples */
 	int started;                /* sampling starts at the exec, or at once if enabled */
 	int sampling;               /* an event samples (atomic: set by an opener) */
+	/* Its events only wait for the first task's exec (enable_on_exec, remove_on_exec
+	 * counters): it lets the task go there and is done (under g_mu). */
+	int exec_only, done;
+	int follow;                 /* exec_only: inherited copies act at their own execs */
 	struct ref_trace_maps maps; /* the first task's process's */
 };
 
@@ -61,6 +67,10 @@ uint64_t ref_trace_cpu_ns(const struct ref_trace_task *k);
 void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k);
 void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k);
 void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k);
+/* The inherited copies the exec changes (event_exec_copy.c), at a followed process's
+ * exec and exit stops. */
+void ref_trace_copy_exec(struct ref_tracer *t, struct ref_trace_task *k);
+void ref_trace_copy_exit(struct ref_tracer *t, struct ref_trace_task *k);
 /* k made the task pid/tid. */
 void ref_trace_fork(struct ref_tracer *t, const struct ref_trace_task *k, pid_t pid, pid_t tid);
 

@@ -203,11 +203,17 @@ void ref_trace_exec(struct ref_tracer *t, struct ref_trace_task *k)
 	struct pecs_sample src;
 	char comm[64];
 
+	ref_trace_copy_exec(t, k);
 	if (own_process(t, k)) {
+		struct ref_exec_moment m;
+
+		ref_event_exec_moment(k->pid, &m);
 		for (size_t i = 0; i < t->nr; i++)
-			ref_event_exec_check(t->evs[i]);
+			ref_event_exec_now(t->evs[i], &m);
 		t->started = 1;
 	}
+	if (t->exec_only)
+		return;
 	maps_of(t, k)->nr = 0;
 	source(k, &src);
 	k->due = ref_trace_cpu_ns(k) + t->period;
@@ -223,6 +229,9 @@ void ref_trace_exit(struct ref_tracer *t, struct ref_trace_task *k)
 	struct pecs_sample src;
 	uint64_t ppid = 0;
 
+	ref_trace_copy_exit(t, k);
+	if (t->exec_only)
+		return;
 	source(k, &src);
 	/* What was mapped since the last look (all of it, without samples to look for
 	 * it): told late, but before the exit, so a reader still finds it. */
