@@ -88,3 +88,28 @@ PECS_CASE("Required.CpuWide.Policy.BadCpuAndClockBeforePermission", "policy",
 			       (unsigned long long)configs[i]);
 	}
 }
+
+/* At Debian's paranoid 3 (perf_paranoid_any(), a distribution patch; mainline treats 3
+ * as 2) an unprivileged caller is refused at the syscall's entry, before the PMU lookup
+ * and perf_allow_cpu(): an unknown config is EACCES too. No feature: the host reports
+ * perf unavailable to this caller, which would skip a case that names one. */
+PECS_CASE("Required.CpuWide.Policy.Paranoid3RefusesBeforeLookup", "", "CPU-WIDE-POLICY-ORDER")
+{
+	static const uint64_t configs[] = { PECS_SW_PAGE_FAULTS, PECS_SW_MAX, 1000 };
+	struct pecs_attr attr;
+
+	pecs_checks_policy_refusal(t);
+	if (pecs_host(t)->paranoid < 3)
+		PECS_ENV_SKIP(t, "needs perf_event_paranoid 3 (it is %d), Debian's level",
+			      pecs_host(t)->paranoid);
+	PECS_NEEDS_NO_PRIVILEGE(t);
+	if (!pecs_host(t)->unavailable[0])
+		PECS_ENV_SKIP(t, "perf_event_paranoid=%d refuses nothing here: a mainline "
+			      "kernel, where 3 acts as 2", pecs_host(t)->paranoid);
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		pecs_attr_counting(t, &attr, configs[i]);
+		PECS_CHECK_ERR(t, pecs_open(t, &attr, -1, 0, -1, 0), EACCES,
+			       "software config %llu on cpu 0 at paranoid 3",
+			       (unsigned long long)configs[i]);
+	}
+}
