@@ -21,6 +21,12 @@
  * - migrations: Linux counts a task's move when it first runs on the new CPU; /proc
  *   gives a task's own se.nr_migrations, not the moves onto a CPU;
  * - cgroup switches with the kernel counted: no file counts them at all.
+ * tracefs does see them per CPU, as root with tracefs mounted (it is not, here): an
+ * ftrace instance's per_cpu/cpuN buffer of sched:sched_switch, exceptions:page_fault_*
+ * and sched:sched_migrate_task (dest_cpu N) counted what perf did on that CPU within the
+ * few events its later enable and earlier disable miss (measured 154/156 switches,
+ * 308/313 faults, 22/22 migrations). ref has no tracefs-backed source yet, so it
+ * refuses rather than approximates.
  * ENOSYS is an answer Linux never gives to these opens on x86 (its one ENOSYS in
  * perf_event_open() is for a user stack dump an arch cannot take), so a client and a
  * differential run can tell ref's refusal from any answer of Linux. */
