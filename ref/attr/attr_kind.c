@@ -24,17 +24,19 @@ static int software_kind(uint64_t config, int cpu_wide, int user_only, enum ref_
 	case PECS_SW_CGROUP_SWITCHES:
 		/* The scheduler raises it with kernel registers, so an event that excludes
 		 * the kernel never sees one (measured: 0). With the kernel counted there is
-		 * no honest source in user space. */
-		if (cpu_wide || !user_only)
+		 * no honest source in user space: a task event is refused here, a cpu-wide
+		 * one after the permission check as Linux's PMU takes it (event_cpu_wide.c). */
+		if (!cpu_wide && !user_only)
 			return -ENOENT;
 		*kind = REF_KIND_ZERO;
 		return 0;
 	default:
 		break;
 	}
-	/* The remaining counters are read per thread from /proc; a cpu-wide count of them
-	 * has no honest source in user space. */
-	if (cpu_wide || config >= PECS_SW_MAX)
+	/* Linux's software PMU takes every config below PERF_COUNT_SW_MAX on a CPU too;
+	 * the cpu-wide ones ref has no source for are refused after the checks Linux makes
+	 * past the PMU (ref_event_cpu_wide_check()). */
+	if (config >= PECS_SW_MAX)
 		return -ENOENT;
 	switch (config) {
 	case PECS_SW_PAGE_FAULTS:

@@ -88,11 +88,6 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	    !(a->sample_type & PECS_SAMPLE_TID))
 		return -EINVAL;
 	err = ref_attr_kind(a, !has_task, kind, tp);
-	/* Every cgroup fd is refused below; a software counter ref has no cpu-wide source
-	 * for is one Linux's PMU takes, so a cgroup event of it reaches that refusal. */
-	if (err == -ENOENT && (flags & PECS_FLAG_PID_CGROUP) && a->type == PECS_TYPE_SOFTWARE &&
-	    a->config < PECS_SW_MAX)
-		err = 0;
 	if (err)
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
@@ -163,6 +158,8 @@ static int install(struct ref_engine *e, struct ref_event *ev, struct ref_event 
 		err = check_read_size(leader, ev);
 	if (!err && ref_attr_needs_aux_leader(&ev->attr))
 		err = -EINVAL;
+	if (!err)
+		err = ref_event_cpu_wide_check(ev);
 	if (!err && leader)
 		err = ref_event_group_add(leader, ev);
 	if (!err) {

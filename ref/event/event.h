@@ -265,6 +265,10 @@ struct ref_event *ref_event_new(struct ref_event_env *env, const struct pecs_att
 				enum ref_kind kind, const struct ref_syscall_tp *tp, uint64_t id,
 				const struct ref_event_task *t, int cpu);
 
+/* ---- cpu-wide events (event_cpu_wide.c) ---- */
+/* 0, or -ENOSYS for a cpu-wide counter no user-space interface counts per CPU. */
+int ref_event_cpu_wide_check(const struct ref_event *ev);
+
 /* ---- groups (event_group.c) ---- */
 int ref_event_group_add(struct ref_event *leader, struct ref_event *ev);
 /* perf_group_detach(): a member leaves its group; a leader's members become singletons,

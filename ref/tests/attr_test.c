@@ -25,9 +25,10 @@ static int try_open(struct pecs_attr *a, pid_t pid, int cpu)
 	return 0;
 }
 
-/* No honest count of cgroup switches that include the kernel's, and no per-CPU source
- * for page faults: ENOENT where Linux opens. The user-only cgroup-switch counter is 0 on
- * Linux as well, so it opens. */
+/* No honest count of cgroup switches that include the kernel's on a task: ENOENT where
+ * Linux opens. No per-CPU source for page faults or kernel-inclusive switches: ENOSYS,
+ * after every check Linux makes (event_cpu_wide.c). The user-only cgroup-switch and
+ * context-switch counters are 0 on Linux as well, so they open, cpu-wide too. */
 static void test_divergences(void **state)
 {
 	struct pecs_attr a = attr_counting(PECS_SW_CGROUP_SWITCHES);
@@ -36,8 +37,15 @@ static void test_divergences(void **state)
 	assert_int_equal(try_open(&a, 0, -1), 0);
 	a.flags &= ~PECS_ATTR_EXCLUDE_KERNEL;
 	assert_int_equal(try_open(&a, 0, -1), -ENOENT);
+	assert_int_equal(try_open(&a, -1, 0), -ENOSYS);
+	a.flags |= PECS_ATTR_EXCLUDE_KERNEL;
+	assert_int_equal(try_open(&a, -1, 0), 0);
+	a = attr_counting(PECS_SW_CONTEXT_SWITCHES);
+	assert_int_equal(try_open(&a, -1, 0), 0);
+	a.flags &= ~PECS_ATTR_EXCLUDE_KERNEL;
+	assert_int_equal(try_open(&a, -1, 0), -ENOSYS);
 	a = attr_counting(PECS_SW_PAGE_FAULTS);
-	assert_int_equal(try_open(&a, -1, 0), -ENOENT);
+	assert_int_equal(try_open(&a, -1, 0), -ENOSYS);
 	a = attr_counting(PECS_SW_CPU_CLOCK);
 	assert_int_equal(try_open(&a, -1, 0), 0);
 }

@@ -126,6 +126,12 @@ static void test_open_order(void **state)
 		l2 = ref_engine_open(u, &b, 0, -1, -1, 0);
 		assert_true(l2 >= 0);
 		assert_int_equal(ref_engine_open(u, &b, 1, -1, l2, 0), -EACCES);
+		/* a cpu-wide counter ref has no source for passes the PMU as on Linux:
+		 * perf_allow_cpu()'s EACCES, the group's EINVAL, then ref's ENOSYS */
+		b = attr_counting(PECS_SW_PAGE_FAULTS);
+		assert_int_equal(ref_engine_open(u, &b, -1, 0, -1, 0), -EACCES);
+		assert_int_equal(ref_engine_open(e, &b, -1, 0, l, 0), -EINVAL);
+		assert_int_equal(ref_engine_open(e, &b, -1, 0, -1, 0), -ENOSYS);
 		ref_engine_free(u);
 		ref_engine_free(e);
 	}
