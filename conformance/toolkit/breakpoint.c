@@ -104,37 +104,41 @@ static void probe_child(void)
 
 static int poke_dr(pid_t pid, int n, unsigned long v)
 {
-	return ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[n]), (void *)v) < 0 ? -errno
-												   : 0;
+	long off = offsetof(struct user, u_debugreg) + n * sizeof(long);
+
+	return ptrace(PTRACE_POKEUSER, pid, off, (void *)v) < 0 ? -errno : 0;
 }
 
-/* What fired in a traced child: DR6_B0 | DR6_B1 bits, or -errno where ptrace is refused. */
+/* What fired in a traced child: DR6_B0 | DR6_B1 bits, or -errno where ptrace is refused
+ * (the child then exits at once). The child is killed and reaped before this returns. */
 static long hardware_fires(void)
 {
 	long fired = 0;
-	int st, err;
+	int st, err = 0;
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
 		probe_child();
-	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-		err = -ECHILD;
-		goto out;
-	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -ECHILD;
+	if (!WIFSTOPPED(st))
+		return -EPERM; /* PTRACE_TRACEME refused: it has exited */
 	err = poke_dr(pid, 0, (unsigned long)&fired_word);
 	if (!err)
 		err = poke_dr(pid, 1, (unsigned long)(uintptr_t)fired_fn);
 	if (!err)
 		err = poke_dr(pid, 7, DR7_PROBE);
-	while (!err && ptrace(PTRACE_CONT, pid, NULL, NULL) == 0 && waitpid(pid, &st, 0) == pid &&
-	       WIFSTOPPED(st))
-		fired |= ptrace(PTRACE_PEEKUSER, pid, offsetof(struct user, u_debugreg[6]), NULL) &
+	while (!err && WIFSTOPPED(st) && ptrace(PTRACE_CONT, pid, NULL, NULL) == 0 &&
+	       waitpid(pid, &st, 0) == pid && WIFSTOPPED(st))
+		fired |= ptrace(PTRACE_PEEKUSER, pid,
+				offsetof(struct user, u_debugreg) + 6 * sizeof(long), NULL) &
 			 (DR6_B0 | DR6_B1);
-out:
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	if (WIFSTOPPED(st)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
 	return err ? err : fired;
 }
 
