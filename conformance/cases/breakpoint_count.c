@@ -67,27 +67,46 @@ PECS_CASE("Required.Breakpoint.Count.WriteCountsEachWrite", "counting", "BP-COUN
 	(void)sink;
 }
 
-/* RW counts reads as well as writes; a disabled event counts neither. */
+static uint64_t read_width(volatile void *p, uint64_t len)
+{
+	switch (len) {
+	case 1:
+		return *(volatile uint8_t *)p;
+	case 2:
+		return *(volatile uint16_t *)p;
+	case 4:
+		return *(volatile uint32_t *)p;
+	default:
+		return *(volatile uint64_t *)p;
+	}
+}
+
+/* RW counts reads as well as writes, at each length; a disabled one counts neither. */
 PECS_CASE("Required.Breakpoint.Count.ReadWriteCountsBoth", "counting", "BP-COUNT-ACCESS")
 {
+	static const uint64_t lens[] = {1, 2, 4, 8};
 	struct pecs_attr a;
 	uint64_t sink = 0;
-	int fd;
 
 	PECS_BP_REQUIRE_FIRING(t, PECS_BP_W);
-	pecs_bp_attr(t, &a, PECS_BP_RW, watched, 8);
-	fd = PECS_BP_OPEN(t, &a, 0, -1, -1);
-	for (int n = 0; n < ACCESSES; n++)
-		watched[0] = n;
-	PECS_CHECK_EQ(t, value_of(t, fd), 0, "accesses while disabled");
-	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
-	for (int n = 0; n < ACCESSES; n++) {
-		watched[0] = n;
-		sink += watched[0];
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint64_t len = lens[i];
+
+		pecs_bp_attr(t, &a, PECS_BP_RW, watched, len);
+		int fd = PECS_BP_OPEN(t, &a, 0, -1, -1);
+		write_width(watched, len);
+		PECS_CHECK_EQ(t, value_of(t, fd), 0, "bp_len %llu: an access while disabled",
+			      (unsigned long long)len);
+		PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+		for (int n = 0; n < ACCESSES; n++) {
+			write_width(watched, len);
+			sink += read_width(watched, len);
+		}
+		PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
+		PECS_CHECK_EQ(t, value_of(t, fd), 2 * ACCESSES, "bp_len %llu: %d writes and %d "
+			      "reads", (unsigned long long)len, ACCESSES, ACCESSES);
+		PECS_CHECK_OK(t, pecs_close(t, fd));
 	}
-	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0));
-	PECS_CHECK_EQ(t, value_of(t, fd), 2 * ACCESSES, "%d writes and %d reads", ACCESSES,
-		      ACCESSES);
 	(void)sink;
 }
 

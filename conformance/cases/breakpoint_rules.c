@@ -31,6 +31,8 @@ static const struct bp_row bp_rows[] = {
 	{{"Required.Breakpoint.Rules.Write4Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_W, 0, 4, 0},
 	{{"Required.Breakpoint.Rules.Write8Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_W, 0, 8, 0},
 	{{"Required.Breakpoint.Rules.ReadWrite1Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_RW, 0, 1, 0},
+	{{"Required.Breakpoint.Rules.ReadWrite2Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_RW, 0, 2, 0},
+	{{"Required.Breakpoint.Rules.ReadWrite4Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_RW, 0, 4, 0},
 	{{"Required.Breakpoint.Rules.ReadWrite8Opens", "", "BP-OPEN-DATA-LENGTHS"}, PECS_BP_RW, 0, 8, 0},
 	/* A one-byte breakpoint has no alignment to keep. */
 	{{"Required.Breakpoint.Rules.Write1AnyOffsetOpens", "", "BP-OPEN-ALIGN-EINVAL"}, PECS_BP_W, 7, 1, 0},
