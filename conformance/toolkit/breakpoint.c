@@ -95,7 +95,7 @@ static void probe_child(void)
 	void (*volatile fn)(void) = fired_fn;
 
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-		_exit(2);
+		_exit(errno & 0xff);
 	raise(SIGSTOP);
 	fired_word = 1;
 	fn();
@@ -110,7 +110,7 @@ static int poke_dr(pid_t pid, int n, unsigned long v)
 }
 
 /* What fired in a traced child: DR6_B0 | DR6_B1 bits, or -errno where ptrace is refused
- * (the child then exits at once). The child is killed and reaped before this returns. */
+ * (the child then exits at once, with the errno as its status). The child is killed and reaped before this returns. */
 static long hardware_fires(void)
 {
 	long fired = 0;
@@ -123,8 +123,8 @@ static long hardware_fires(void)
 		probe_child();
 	if (waitpid(pid, &st, 0) != pid)
 		return -ECHILD;
-	if (!WIFSTOPPED(st))
-		return -EPERM; /* PTRACE_TRACEME refused: it has exited */
+	if (!WIFSTOPPED(st)) /* PTRACE_TRACEME refused: it has exited with the errno */
+		return WIFEXITED(st) && WEXITSTATUS(st) ? -WEXITSTATUS(st) : -ECHILD;
 	err = poke_dr(pid, 0, (unsigned long)&fired_word);
 	if (!err)
 		err = poke_dr(pid, 1, (unsigned long)(uintptr_t)fired_fn);
@@ -153,7 +153,14 @@ void pecs_bp_require_firing_at(struct pecs_t *t, const char *file, int line, uin
 		fired = hardware_fires();
 		asked = 1;
 	}
-	if (fired >= 0 && !(fired & bit))
+	if (fired < 0)
+		pecs_end(t, PECS_ENV_SKIP, file, line,
+			 "cannot ask this host's debug registers whether they fire: a child's "
+			 "PTRACE_TRACEME or PTRACE_POKEUSER failed with %s (strace -f, which traces "
+			 "the child itself, makes it EPERM), and where they never fire no count "
+			 "can be judged",
+			 pecs_errname((int)-fired));
+	if (!(fired & bit))
 		pecs_end(t, PECS_ENV_SKIP, file, line,
 			 "this host's debug registers never fire: a traced child's %s breakpoint "
 			 "set with PTRACE_POKEUSER (DR%d, DR7 %#lx) raised no SIGTRAP (DR6 bits "

@@ -42,8 +42,9 @@ int pecs_bp_open_at(struct pecs_t *t, const char *file, int line, struct pecs_at
  * says which fired. A hypervisor that keeps the guest's debug registers without ever
  * raising #DB (measured: Firecracker) fires neither, and a case that needs an access to
  * be seen is ENV_SKIP there with the reason, at the caller's line. Where ptrace itself
- * is refused the hardware cannot be asked and the case goes on. `type` is PECS_BP_W or
- * PECS_BP_X. */
+ * is refused (the process runs under strace or a debugger) the hardware cannot be asked,
+ * and the case is ENV_SKIP saying so: on such a host a count of 0 would judge nothing.
+ * `type` is PECS_BP_W or PECS_BP_X. */
 #define PECS_BP_REQUIRE_FIRING(t, type) pecs_bp_require_firing_at((t), __FILE__, __LINE__, (type))
 void pecs_bp_require_firing_at(struct pecs_t *t, const char *file, int line, uint32_t type);
 
