@@ -149,9 +149,10 @@ PECS_CASE("Required.Breakpoint.Rules.KernelAddressExcludingKernelEinval", "",
 /* Counting the kernel at a kernel address. Anyone unprivileged is stopped by
  * perf_event_paranoid first (EACCES at 2 and above, perf_allow_kernel), and below that by
  * the breakpoint PMU, which keeps kernel addresses for CAP_SYS_ADMIN (EPERM,
- * hw_breakpoint_parse). Root opens it on 6.1 (measured in the VM, as 6.12's source
- * reads); 6.18.44 here answers root EPERM too (measured, with CAP_SYS_ADMIN effective in
- * the initial user namespace; the change is not pinned), so root may get either. */
+ * hw_breakpoint_parse). Root opens it on 6.1 and 6.12.118 (measured in the VM, as 6.12's
+ * source reads); 6.18.44 here answers root EPERM too (measured, with CAP_SYS_ADMIN
+ * effective in the initial user namespace; what changed it is not pinned), so root may
+ * get either. */
 PECS_CASE("Required.Breakpoint.Rules.KernelAddressNeedsAdmin", "policy", "BP-OPEN-KERNEL-ADDR")
 {
 	const struct pecs_host_facts *h = pecs_host(t);
