@@ -124,11 +124,7 @@ def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
             continue
         assert ref["raw_status"] == sys_["raw_status"], (cid, ref, sys_)
     assert both > 100
-    # 8 before the breakpoint cases; those add 3 as root (a valid breakpoint, four of them,
-    # one in the kernel's half), since ref can set no debug register of its caller's
-    # threads (ptrace within a thread group is EPERM: docs/ref-engine-notes.md). Their
-    # access cases are ENV_SKIP on a host whose debug registers never fire, as here.
-    assert known <= 11, "%d of the engine's failures are only listed, not fixed" % known
+    assert known <= 10, "%d of the engine's failures are only listed, not fixed" % known
 
 
 @needs_suite
