@@ -93,6 +93,8 @@ RULES = [
     ("meta", r"^Required\.Mmap\.Page\.", None),
     ("mmap", r"^Required\.Mmap\.", None),
     ("errors", r"^Required\.Open\.", None),
+    # The breakpoint PMU's rules: the snapshot opens any bp_type, bp_len and address.
+    ("errors", r"^Required\.Breakpoint\.Rules\.", None),
 ]
 
 HEADER = """\

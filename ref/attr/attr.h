@@ -45,10 +45,18 @@ enum ref_kind {
 
 /* The PMU lookup of perf_init_event() and its event_init(): ENOENT for types and
  * configs no PMU takes, EINVAL where Linux's own PMU refuses (a tracepoint id that is
- * not a syscall tracepoint of the host's tracefs, any breakpoint), EOPNOTSUPP for branch
- * stacks and extended registers. cpu_wide: pid -1. *tp is filled for a tracepoint. */
+ * not a syscall tracepoint of the host's tracefs, a breakpoint the rules refuse),
+ * EOPNOTSUPP for branch stacks and extended registers, ENOSPC for any valid breakpoint
+ * (ref_attr_breakpoint). cpu_wide: pid -1. *tp is filled for a tracepoint. */
 int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind,
-		  struct ref_syscall_tp *tp);
+		  struct ref_syscall_tp *tp, const struct ref_policy *pol);
+
+/* The breakpoint PMU's event_init on x86-64 (hw_breakpoint_event_init,
+ * register_perf_hw_breakpoint, hw_breakpoint_arch_parse): EOPNOTSUPP for branch stacks
+ * and for a range length the CPU has no extension for, EINVAL for the type, length and
+ * alignment rules, EINVAL or EPERM for a kernel address. The engine sets no debug
+ * register, so a breakpoint that passes them all is ENOSPC. */
+int ref_attr_breakpoint(const struct pecs_attr *a, const struct ref_policy *pol);
 
 /* Clock events are the two Linux moves onto their own hrtimer PMUs. */
 static inline int ref_kind_is_clock(enum ref_kind k)

@@ -59,7 +59,7 @@ static int software_kind(uint64_t config, int cpu_wide, int user_only, enum ref_
 }
 
 int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind,
-		  struct ref_syscall_tp *tp)
+		  struct ref_syscall_tp *tp, const struct ref_policy *pol)
 {
 	int err;
 
@@ -79,10 +79,8 @@ int ref_attr_kind(const struct pecs_attr *a, int cpu_wide, enum ref_kind *kind,
 		*kind = REF_KIND_SYSCALL_TP;
 		err = 0;
 		break;
-	/* The breakpoint PMU refuses an empty breakpoint with EINVAL; the engine has none,
-	 * so every config is one it does not take. */
 	case PECS_TYPE_BREAKPOINT:
-		return -EINVAL;
+		return ref_attr_breakpoint(a, pol);
 	default:
 		/* HARDWARE, HW_CACHE and RAW without a PMU, and any dynamic type. */
 		return -ENOENT;

@@ -87,7 +87,7 @@ static int check_alloc(struct ref_engine *e, const struct pecs_attr *a, int has_
 	if ((a->flags & PECS_ATTR_INHERIT) && (a->sample_type & PECS_SAMPLE_READ) &&
 	    !(a->sample_type & PECS_SAMPLE_TID))
 		return -EINVAL;
-	err = ref_attr_kind(a, !has_task, kind, tp);
+	err = ref_attr_kind(a, !has_task, kind, tp, &e->env.policy);
 	if (err)
 		return err;
 	if (a->flags & PECS_ATTR_AUX_OUTPUT)
