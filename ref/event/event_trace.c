@@ -324,23 +324,6 @@ static int on_stop(struct ref_tracer *t, size_t i, int status)
 	return 0;
 }
 
-/* The next stop, consumed, without ever reaping the task (its parent does):
- * 1 with *status, 0 when none is pending (block 0), -1 when the task is gone. */
-static int next_stop(const struct ref_trace_task *k, int block, int *status)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, (id_t)k->tid, &si,
-		   WEXITED | WSTOPPED | __WALL | WNOWAIT | (block ? 0 : WNOHANG)))
-		return errno == EINTR ? 0 : -1;
-	if (!si.si_pid)
-		return 0;
-	if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
-		return -1;
-	return waitpid(k->tid, status, __WALL | WNOHANG) == k->tid ? 1 : 0;
-}
-
 static int still_wanted(struct ref_tracer *t)
 {
 	int wanted;
@@ -385,12 +368,12 @@ static void task_gone(struct ref_tracer *t, size_t i, int exited)
  * it stopped, 0 when it ran on. */
 static int visit(struct ref_tracer *t, size_t i)
 {
-	int status, r = next_stop(&t->tasks[i], 0, &status);
+	int status, r = ref_trace_next_stop(&t->tasks[i], 0, &status);
 
 	if (r == 0 && due(t, &t->tasks[i]))
 		r = ptrace(PTRACE_INTERRUPT, t->tasks[i].tid, 0, 0)
 			    ? -1
-			    : next_stop(&t->tasks[i], 1, &status);
+			    : ref_trace_next_stop(&t->tasks[i], 1, &status);
 	if (r < 0) {
 		task_gone(t, i, 1);
 		return -1;

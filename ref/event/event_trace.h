@@ -74,4 +74,9 @@ void ref_trace_copy_exit(struct ref_tracer *t, struct ref_trace_task *k);
 /* k made the task pid/tid. */
 void ref_trace_fork(struct ref_tracer *t, const struct ref_trace_task *k, pid_t pid, pid_t tid);
 
+/* The next stop of task k, consumed, without ever reaping it (its parent does): 1 with
+ * *status, 0 when none is pending (block 0), -1 when the task is gone. Finds a stop
+ * whose notification another wait of this process took, too. */
+int ref_trace_next_stop(const struct ref_trace_task *k, int block, int *status);
+
 #endif /* REF_EVENT_TRACE_H */
