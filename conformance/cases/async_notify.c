@@ -1,0 +1,332 @@
+/* Asynchronous notification on event fds: fcntl(2) O_ASYNC with an owner (F_SETOWN,
+ * F_SETOWN_EX) and a signal (F_SETSIG). perf_fasync() puts the fd on the event's fasync
+ * list; __perf_event_overflow() then queues a wakeup at every overflow, whatever the
+ * ring's wakeup_events (kernel/events/core.c), perf_output_wakeup() at the ring's wakeup
+ * points (ring_buffer.c), and perf_event_wakeup() signals the owner through
+ * kill_fasync() with POLL_IN, or POLL_HUP for the overflow that uses up IOC_REFRESH's
+ * count. What the signal carries is fs/fcntl.c send_sigio_to_task(): a plain SIGIO
+ * (SI_KERNEL, nothing else) without F_SETSIG, else the full siginfo. Measured on Linux
+ * 6.18 and in the 6.1 VM.
+ *
+ * A handler records each signal, on whichever thread takes it, so an implementation's
+ * own threads cannot swallow one; it stays installed after the case, so a signal that
+ * comes late is harmless. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/wait.h"
+
+#define MS 1000000ull
+#define MAX_SIGS 512
+#define BAND_IN (POLLIN | POLLRDNORM)
+#define BAND_HUP (POLLHUP | POLLERR)
+
+struct sig_seen {
+	int signo, code, fd;
+	long band;
+};
+
+static struct sig_seen seen[MAX_SIGS];
+static atomic_int nseen;
+
+static void record(int signo, siginfo_t *si, void *uc)
+{
+	int i = atomic_fetch_add(&nseen, 1);
+
+	(void)uc;
+	if (i < MAX_SIGS)
+		seen[i] = (struct sig_seen){signo, si->si_code, si->si_fd, si->si_band};
+}
+
+static void catch_signal(struct pecs_t *t, int signo)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = record;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(signo, &sa, NULL) < 0)
+		PECS_BROKEN(t, "sigaction(%d): %s", signo, pecs_errname(errno));
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	atomic_store(&nseen, 0);
+}
+
+static int count(void)
+{
+	int n = atomic_load(&nseen);
+
+	return n < MAX_SIGS ? n : MAX_SIGS;
+}
+
+/* Waits until at least want signals came or limit_ms passed; then a little longer, so
+ * the count is the settled one (the last overflow's signal may trail its sample). */
+static int wait_signals(int want, int limit_ms)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	for (int i = 0; i < limit_ms / 10 && count() < want; i++)
+		nanosleep(&ts, NULL);
+	for (int i = 0, last = -1; i < 20 && count() != last; i++) {
+		last = count();
+		ts.tv_nsec = 25 * 1000 * 1000;
+		nanosleep(&ts, NULL);
+	}
+	return count();
+}
+
+/* A sampler on this thread that signals signo (0: no F_SETSIG) to this process. */
+static int async_sampler(struct pecs_t *t, int signo, uint32_t wakeup_events)
+{
+	int fd = PECS_SAMPLER(t, .period_ns = MS, .sample_type = PECS_SAMPLE_IP,
+			      .wakeup_events = wakeup_events);
+
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
+	if (signo)
+		PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	return fd;
+}
+
+static void run_for(struct pecs_t *t, int fd, uint64_t ns)
+{
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0), 0);
+	PECS_CHECK_OK(t, pecs_burn_event(t, fd, ns, 2000));
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_DISABLE, 0), 0);
+}
+
+/* Signals [from, n) carried what they should. */
+static void check_range(struct pecs_t *t, int from, int n, int signo, int code, long band,
+			int fd)
+{
+	for (int i = from; i < n; i++) {
+		PECS_CHECK(t, seen[i].signo == signo && seen[i].code == code &&
+			   seen[i].band == band && seen[i].fd == fd,
+			   "signal %d of %d: signo %d si_code %d si_band %#lx si_fd %d, expected "
+			   "%d, %d, %#lx, %d", i + 1, n, seen[i].signo, seen[i].code, seen[i].band,
+			   seen[i].fd, signo, code, band, fd);
+	}
+}
+
+static void check_each(struct pecs_t *t, int n, int signo, int code, long band, int fd)
+{
+	check_range(t, 0, n, signo, code, band, fd);
+}
+
+PECS_CASE("Required.Fasync.Fcntl.Defaults", "fasync", "FASYNC-FCNTL-DEFAULTS")
+{
+	struct f_owner_ex ex = {.type = -1, .pid = -1};
+	int fd = PECS_SAMPLER(t);
+	int fl = pecs_fcntl(t, fd, F_GETFL, 0);
+
+	PECS_CHECK(t, fl >= 0 && (fl & O_ACCMODE) == O_RDWR && !(fl & (O_ASYNC | O_NONBLOCK)),
+		   "F_GETFL of a new event: %s, expected O_RDWR without O_ASYNC or O_NONBLOCK",
+		   pecs_retname(fl));
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETSIG, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN_EX, (unsigned long)&ex), 0);
+	PECS_CHECK(t, (int)ex.type == F_OWNER_TID && ex.pid == 0,
+		   "F_GETOWN_EX of a new event: type %d pid %d, expected F_OWNER_TID 0", ex.type,
+		   ex.pid);
+}
+
+static void check_owner(struct pecs_t *t, int fd, int type, pid_t pid)
+{
+	struct f_owner_ex ex = {.type = -1, .pid = -1};
+
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN_EX, (unsigned long)&ex), 0);
+	PECS_CHECK(t, (int)ex.type == type && ex.pid == pid,
+		   "F_GETOWN_EX: type %d pid %d, expected %d %d", ex.type, ex.pid, type, pid);
+}
+
+PECS_CASE("Required.Fasync.Fcntl.SetThenGet", "fasync", "FASYNC-FCNTL-ROUNDTRIP")
+{
+	int fd = PECS_SAMPLER(t);
+	struct f_owner_ex tid = {.type = F_OWNER_TID, .pid = gettid()};
+
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	PECS_CHECK(t, pecs_fcntl(t, fd, F_GETFL, 0) & O_ASYNC, "O_ASYNC set, F_GETFL lacks it");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, 0), 0);
+	PECS_CHECK(t, !(pecs_fcntl(t, fd, F_GETFL, 0) & O_ASYNC), "O_ASYNC cleared, F_GETFL has it");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)SIGRTMIN), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETSIG, 0), SIGRTMIN);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETSIG, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), getpid());
+	check_owner(t, fd, F_OWNER_PID, getpid());
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&tid), 0);
+	check_owner(t, fd, F_OWNER_TID, gettid());
+	/* A negative F_SETOWN names a process group. */
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)(long)-getpgrp()), 0);
+	check_owner(t, fd, F_OWNER_PGRP, getpgrp());
+	/* Owner 0 is none; f_setown() keeps its process type. */
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0);
+	check_owner(t, fd, F_OWNER_PID, 0);
+}
+
+PECS_CASE("Required.Fasync.Fcntl.BadArgumentsErrno", "fasync", "FASYNC-FCNTL-ERRNO")
+{
+	int fd = PECS_SAMPLER(t);
+	struct f_owner_ex bad_type = {.type = 3, .pid = getpid()};
+	struct f_owner_ex no_pid = {.type = F_OWNER_PID, .pid = INT_MAX};
+
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)SIGRTMIN), 0);
+	/* valid_signal(): 0.._NSIG (64) only. */
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETSIG, 65), EINVAL, "F_SETSIG 65");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)-1), EINVAL, "F_SETSIG -1");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETSIG, 0), SIGRTMIN, "a refused F_SETSIG kept");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, 64), 0, "F_SETSIG _NSIG");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)INT_MIN), EINVAL,
+		       "F_SETOWN INT_MIN");
+	/* Past pid_max's ceiling: no such process or group. */
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN, INT_MAX), ESRCH, "F_SETOWN INT_MAX");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)-INT_MAX), ESRCH,
+		       "F_SETOWN -INT_MAX");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&bad_type), EINVAL,
+		       "F_SETOWN_EX type 3");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&no_pid), ESRCH,
+		       "F_SETOWN_EX pid INT_MAX");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETOWN_EX, 0), EFAULT, "F_SETOWN_EX NULL");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_GETOWN_EX, 0), EFAULT, "F_GETOWN_EX NULL");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0, "refused owners were not taken");
+}
+
+PECS_CASE("Required.Fasync.Signal.PollInAtEachWakeup", "fasync,sampling,mmap,poll",
+	  "FASYNC-SIGNAL-POLL-IN")
+{
+	struct pecs_ring r;
+	int signo = SIGRTMIN, fd, n, samples;
+
+	catch_signal(t, signo);
+	fd = async_sampler(t, signo, 1);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0, "nothing written yet");
+	run_for(t, fd, 20 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK(t, n >= 1, "20 ms of 1 ms overflows with O_ASYNC: no signal");
+	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
+	samples = pecs_ring_count(&r, PECS_RECORD_SAMPLE);
+	PECS_CHECK(t, samples >= 1 && n <= samples, "%d signals for %d samples", n, samples);
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLIN, "signalled wakeups: readable");
+}
+
+/* The fasync wakeup is the overflow's own: a ring that has not reached wakeup_events
+ * stays unready for poll, and its owner is signalled at every sample all the same. */
+PECS_CASE("Required.Fasync.Signal.EveryOverflowBeforeWakeupEvents", "fasync,sampling,mmap,poll",
+	  "FASYNC-SIGNAL-EVERY-OVERFLOW")
+{
+	struct pecs_ring r;
+	int signo = SIGRTMIN, fd, n, samples, rev;
+
+	catch_signal(t, signo);
+	fd = async_sampler(t, signo, 100000);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	run_for(t, fd, 20 * MS);
+	/* First, as it makes an implementation write what it has taken. */
+	rev = pecs_poll(t, fd, POLLIN, 0);
+	samples = pecs_ring_count(&r, PECS_RECORD_SAMPLE);
+	PECS_CHECK(t, samples >= 4, "20 ms at 1 ms: only %d samples", samples);
+	PECS_CHECK_EQ(t, rev, 0, "wakeup_events not reached: not ready");
+	n = wait_signals(samples, 2000);
+	PECS_CHECK(t, 2 * n >= samples && n <= samples, "%d signals for %d samples", n, samples);
+	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
+}
+
+PECS_CASE("Required.Fasync.Signal.PollHupWhenRefreshRunsOut", "fasync,sampling,ioctl.refresh",
+	  "FASYNC-SIGNAL-POLL-HUP")
+{
+	int signo = SIGRTMIN, fd, n, hup = 0;
+
+	catch_signal(t, signo);
+	fd = async_sampler(t, signo, 1);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_REFRESH, 3), 0);
+	pecs_burn_user(30 * MS);
+	n = wait_signals(3, 2000);
+	PECS_CHECK(t, n >= 1 && n <= 3, "REFRESH 3: %d signals", n);
+	for (int i = 0; i < n; i++)
+		hup += seen[i].code == POLL_HUP;
+	PECS_CHECK(t, hup == 1, "%d POLL_HUP signals, expected one", hup);
+	check_each(t, n - 1, signo, POLL_IN, BAND_IN, fd);
+	check_range(t, n - 1, n, signo, POLL_HUP, BAND_HUP, fd); /* the last */
+	pecs_burn_user(10 * MS);
+	PECS_CHECK_EQ(t, wait_signals(n + 1, 50), n, "signals after the event disabled itself");
+}
+
+/* Without F_SETSIG: SIGIO sent as SEND_SIG_PRIV, si_code SI_KERNEL and no band or fd. */
+PECS_CASE("Required.Fasync.Signal.PlainSigioWithoutSetsig", "fasync,sampling",
+	  "FASYNC-SIGNAL-SIGIO-PLAIN")
+{
+	int fd, n;
+
+	catch_signal(t, SIGIO);
+	fd = async_sampler(t, 0, 1);
+	run_for(t, fd, 10 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK(t, n >= 1, "no SIGIO");
+	check_each(t, n, SIGIO, SI_KERNEL, 0, 0);
+}
+
+/* F_SETSIG SIGIO is not the default: the full siginfo, as for any other signal. */
+PECS_CASE("Required.Fasync.Signal.SetsigSigioFullInfo", "fasync,sampling",
+	  "FASYNC-SIGNAL-SETSIG")
+{
+	int fd, n;
+
+	catch_signal(t, SIGIO);
+	fd = async_sampler(t, SIGIO, 1);
+	run_for(t, fd, 10 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK(t, n >= 1, "no SIGIO");
+	check_each(t, n, SIGIO, POLL_IN, BAND_IN, fd);
+}
+
+/* A signal with si_codes of its own (SIGSYS's SYS_SECCOMP) gets SI_SIGIO instead of
+ * POLL_IN, so the code cannot be misread as the signal's own. */
+PECS_CASE("Required.Fasync.Signal.SignalSpecificCodesSiSigio", "fasync,sampling",
+	  "FASYNC-SIGNAL-SETSIG")
+{
+	int fd, n;
+
+	catch_signal(t, SIGSYS);
+	fd = async_sampler(t, SIGSYS, 1);
+	run_for(t, fd, 10 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK(t, n >= 1, "no SIGSYS");
+	check_each(t, n, SIGSYS, SI_SIGIO, BAND_IN, fd);
+}
+
+/* O_ASYNC without an owner, or an owner without O_ASYNC, signals nobody. */
+PECS_CASE("Required.Fasync.Signal.NeedsOwnerAndAsync", "fasync,sampling,mmap,poll",
+	  "FASYNC-SIGNAL-NEEDS-BOTH")
+{
+	struct pecs_ring r;
+	int signo = SIGRTMIN;
+	int fd = PECS_SAMPLER(t, .period_ns = MS, .sample_type = PECS_SAMPLE_IP,
+			      .wakeup_events = 1);
+
+	catch_signal(t, signo);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	run_for(t, fd, 5 * MS);
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLIN, "samples were written");
+	PECS_CHECK_EQ(t, wait_signals(1, 100), 0, "O_ASYNC without an owner");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, 0), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
+	run_for(t, fd, 5 * MS);
+	PECS_CHECK_EQ(t, wait_signals(1, 100), 0, "an owner without O_ASYNC");
+}
