@@ -71,6 +71,15 @@ struct ref_exec_mark {
 
 struct ref_tracer;
 
+/* fcntl(2)'s asynchronous notification state (event_fasync.c), the file's in Linux. */
+struct ref_fasync {
+	unsigned int flags;   /* F_SETFL's flags; O_ASYNC: on the fasync list */
+	int fd;               /* the number O_ASYNC was set through: si_fd */
+	int signum;           /* F_SETSIG; 0: plain SIGIO */
+	int owner_type;       /* F_OWNER_TID (also the zeroed state), _PID or _PGRP */
+	pid_t owner;          /* 0: none */
+};
+
 struct ref_event {
 	struct ref_event_env *env; /* the owner's, shared by all its events */
 	unsigned refs;            /* the fd and each mapping (a mapping keeps the file open) */
@@ -134,6 +143,7 @@ struct ref_event {
 	int has_sampler;
 	int provider_asked;       /* env->provider was asked for a profiler (once an event) */
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
+	struct ref_fasync fasync;
 };
 
 /* What the events of one engine share, handed down by the engine that owns them (it
@@ -299,6 +309,14 @@ int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
 void ref_event_rb_detach(struct ref_event *ev);
 int ref_event_poll_locked(struct ref_event *ev);
+/* ---- asynchronous notification (event_fasync.c) ---- */
+/* fcntl(2)'s F_GETFL/F_SETFL, F_GETOWN(_EX)/F_SETOWN(_EX), F_GETSIG/F_SETSIG; sig_fd is
+ * the number the caller knows the event by. A value or -errno. */
+int ref_event_fcntl(struct ref_event *ev, int cmd, unsigned long arg, int sig_fd);
+/* 1 when an overflow would signal someone (O_ASYNC, an owner, the fd open). */
+int ref_event_fasync_armed(const struct ref_event *ev);
+/* An overflow's kill_fasync(): reason POLL_IN, or POLL_HUP for REFRESH's last. */
+void ref_event_fasync_signal(struct ref_event *ev, int reason);
 
 /* ---- samples (event_sample.c) ---- */
 /* What a LOST record needs: the event that found space again and its sample. */
