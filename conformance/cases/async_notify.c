@@ -21,8 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/thread.h"
 #include "pecs/toolkit/wait.h"
 
 #define MS 1000000ull
@@ -33,6 +36,7 @@
 struct sig_seen {
 	int signo, code, fd;
 	long band;
+	pid_t tid; /* the thread that took it */
 };
 
 static struct sig_seen seen[MAX_SIGS];
@@ -44,7 +48,8 @@ static void record(int signo, siginfo_t *si, void *uc)
 
 	(void)uc;
 	if (i < MAX_SIGS)
-		seen[i] = (struct sig_seen){signo, si->si_code, si->si_fd, si->si_band};
+		seen[i] = (struct sig_seen){signo, si->si_code, si->si_fd, si->si_band,
+					    (pid_t)syscall(SYS_gettid)};
 }
 
 static void catch_signal(struct pecs_t *t, int signo)
@@ -151,9 +156,33 @@ static void check_owner(struct pecs_t *t, int fd, int type, pid_t pid)
 		   "F_GETOWN_EX: type %d pid %d, expected %d %d", ex.type, ex.pid, type, pid);
 }
 
+/* A child alone in a process group of its own; it ends by itself after 10 s. */
+static pid_t group_child(struct pecs_t *t)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setpgid(0, 0);
+		alarm(10);
+		for (;;)
+			pause();
+	}
+	if (pid < 0)
+		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
+	setpgid(pid, pid); /* whichever of the two runs first makes the group */
+	return pid;
+}
+
+static void group_child_end(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 PECS_CASE("Required.Fasync.Fcntl.SetThenGet", "fasync", "FASYNC-FCNTL-ROUNDTRIP")
 {
 	int fd = PECS_SAMPLER(t);
+	pid_t group = group_child(t);
 	struct f_owner_ex tid = {.type = F_OWNER_TID, .pid = gettid()};
 
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
@@ -169,9 +198,14 @@ PECS_CASE("Required.Fasync.Fcntl.SetThenGet", "fasync", "FASYNC-FCNTL-ROUNDTRIP"
 	check_owner(t, fd, F_OWNER_PID, getpid());
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&tid), 0);
 	check_owner(t, fd, F_OWNER_TID, gettid());
-	/* A negative F_SETOWN names a process group. */
-	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)(long)-getpgrp()), 0);
-	check_owner(t, fd, F_OWNER_PGRP, getpgrp());
+	/* A negative F_SETOWN names a process group: a child's own (this process may be
+	 * in group 0, as under a VM's init). */
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)(long)-group), 0);
+	check_owner(t, fd, F_OWNER_PGRP, group);
+	group_child_end(group);
+	/* f_getown(): a group with no task left in it reads as none. */
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0, "the group's last task exited");
+	check_owner(t, fd, F_OWNER_PGRP, 0);
 	/* Owner 0 is none; f_setown() keeps its process type. */
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, 0), 0);
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0);
@@ -329,4 +363,54 @@ PECS_CASE("Required.Fasync.Signal.NeedsOwnerAndAsync", "fasync,sampling,mmap,pol
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
 	run_for(t, fd, 5 * MS);
 	PECS_CHECK_EQ(t, wait_signals(1, 100), 0, "an owner without O_ASYNC");
+}
+
+/* F_SETOWN_EX F_OWNER_TID names a second thread; this one samples and leaves the signal
+ * unblocked, so a signal sent to the process would be taken here (complete_signal()
+ * prefers the thread it was sent to, the group leader, when it can take it). Returns
+ * how many came, with the spinner finished. */
+static int thread_owner_run(struct pecs_t *t, int signo, pid_t *owner, int *fdp)
+{
+	struct pecs_spinner sp;
+	struct f_owner_ex ex = {.type = F_OWNER_TID};
+	int fd = PECS_SAMPLER(t, .period_ns = MS, .sample_type = PECS_SAMPLE_IP);
+	int n;
+
+	*fdp = fd;
+	catch_signal(t, signo);
+	PECS_CHECK_OK(t, pecs_spinner_start(&sp));
+	ex.pid = sp.tid;
+	*owner = sp.tid;
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&ex), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	run_for(t, fd, 10 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, 0), 0);
+	PECS_CHECK_OK(t, pecs_spinner_finish(&sp));
+	/* f_getown(): an owner that has exited reads as none. */
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0, "the owner thread exited");
+	return n;
+}
+
+PECS_CASE("Required.Fasync.Signal.ThreadOwnerTakesIt", "fasync,sampling",
+	  "FASYNC-SIGNAL-OWNER-TID")
+{
+	pid_t owner;
+	int fd, n = thread_owner_run(t, SIGRTMIN, &owner, &fd);
+
+	PECS_CHECK(t, n >= 1, "no signal for the owner thread");
+	for (int i = 0; i < n; i++)
+		PECS_CHECK(t, seen[i].tid == owner, "signal %d of %d taken by thread %d, not the "
+			   "owner %d", i + 1, n, seen[i].tid, owner);
+}
+
+PECS_CASE("Required.Fasync.Signal.ThreadOwnerSiginfo", "fasync,sampling",
+	  "FASYNC-SIGNAL-OWNER-TID")
+{
+	pid_t owner;
+	int fd, n = thread_owner_run(t, SIGRTMIN, &owner, &fd);
+
+	PECS_CHECK(t, n >= 1, "no signal for the owner thread");
+	check_each(t, n, SIGRTMIN, POLL_IN, BAND_IN, fd);
 }

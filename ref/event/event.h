@@ -5,6 +5,7 @@
 #define REF_EVENT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -317,6 +318,11 @@ int ref_event_fcntl(struct ref_event *ev, int cmd, unsigned long arg, int sig_fd
 int ref_event_fasync_armed(const struct ref_event *ev);
 /* An overflow's kill_fasync(): reason POLL_IN, or POLL_HUP for REFRESH's last. */
 void ref_event_fasync_signal(struct ref_event *ev, int reason);
+/* event_fasync_relay.c: si queued by thread tid of this process to itself. prepare
+ * takes the relay signal (0, or -EAGAIN when every real-time signal is in use); relay
+ * is 0 once tid was told, -1 when it cannot be (no relay, the thread gone). */
+int ref_event_fasync_relay_prepare(void);
+int ref_event_fasync_relay(pid_t tid, const siginfo_t *si);
 
 /* ---- samples (event_sample.c) ---- */
 /* What a LOST record needs: the event that found space again and its sample. */

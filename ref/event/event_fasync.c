@@ -5,9 +5,10 @@
  * POLL_IN or SI_KERNEL siginfo (si_code >= 0) only to the calling thread's own id
  * (do_rt_sigqueueinfo). A process owner that is this process is reached that way, with
  * the thread's id standing for the process (the signal is then the process's, as
- * rt_sigqueueinfo() makes it); a thread owner only from that thread. Every other owner
- * gets the signal without its siginfo (kill, tgkill): the wake-up reaches it, the
- * si_code does not. */
+ * rt_sigqueueinfo() makes it); another thread of this process through a relay that has
+ * it queue the siginfo to itself (event_fasync_relay.c). Every other owner (another
+ * process, a process group) gets the signal without its siginfo (kill, tkill): the
+ * wake-up reaches it, the si_code does not. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@
 #define SETFL_MASK (O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME | O_ASYNC)
 #define NSIG_KERNEL 64 /* _NSIG: valid_signal() takes 0.._NSIG */
 
-/* find_vpid(): any task, group or session that number names. */
+/* A task (thread or process) with that id. */
 static int pid_exists(pid_t pid)
 {
 	char path[32];
@@ -37,9 +38,54 @@ static int pid_exists(pid_t pid)
 	return stat(path, &st) == 0;
 }
 
+/* A group with a member in it: kill(2)'s probe finds one, even one it may not signal. */
+static int pgrp_exists(pid_t pgrp)
+{
+	return kill(-pgrp, 0) == 0 || errno == EPERM;
+}
+
+/* find_vpid(): the number names a task or a process group. */
+static int pid_known(pid_t pid)
+{
+	return pid_exists(pid) || pgrp_exists(pid);
+}
+
+/* /proc/N/status's Tgid: N names a process (its leader), not only a thread. */
+static int is_process(pid_t pid)
+{
+	char path[40], buf[512];
+	FILE *f;
+	int tgid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid == pid;
+}
+
+/* f_getown()'s pid_task(owner, type): a task of that kind is there now. */
+static int owner_alive(const struct ref_fasync *fa)
+{
+	if (!fa->owner)
+		return 0;
+	switch (fa->owner_type) {
+	case F_OWNER_TID:
+		return pid_exists(fa->owner);
+	case F_OWNER_PID:
+		return is_process(fa->owner);
+	default:
+		return pgrp_exists(fa->owner);
+	}
+}
+
 static int set_owner(struct ref_fasync *fa, int type, pid_t pid)
 {
-	if (pid && !pid_exists(pid))
+	if (pid && !pid_known(pid))
 		return -ESRCH;
 	fa->owner_type = type;
 	fa->owner = pid;
@@ -64,13 +110,18 @@ static int setown_ex(struct ref_fasync *fa, unsigned long arg)
 		return err;
 	if (ex.type != F_OWNER_TID && ex.type != F_OWNER_PID && ex.type != F_OWNER_PGRP)
 		return -EINVAL;
-	return set_owner(fa, ex.type, ex.pid);
+	err = set_owner(fa, ex.type, ex.pid);
+	/* Another thread's signals go through the relay, made ready now, not at an
+	 * overflow (without it they arrive bare). */
+	if (!err && ex.type == F_OWNER_TID && ex.pid)
+		ref_event_fasync_relay_prepare();
+	return err;
 }
 
 /* f_getown(): 0 once the owner is gone; a group as its negative id. */
 static int getown(const struct ref_fasync *fa)
 {
-	if (!fa->owner || !pid_exists(fa->owner))
+	if (!owner_alive(fa))
 		return 0;
 	return fa->owner_type == F_OWNER_PGRP ? -fa->owner : fa->owner;
 }
@@ -79,7 +130,7 @@ static int getown_ex(const struct ref_fasync *fa, unsigned long arg)
 {
 	struct f_owner_ex ex = {.type = fa->owner_type};
 
-	ex.pid = fa->owner && pid_exists(fa->owner) ? fa->owner : 0;
+	ex.pid = owner_alive(fa) ? fa->owner : 0;
 	return ref_uaccess_copy_to_user((void *)arg, &ex, sizeof(ex));
 }
 
@@ -151,7 +202,9 @@ static int queue(const struct ref_fasync *fa, siginfo_t *si)
 	case F_OWNER_TID:
 		if (fa->owner == tid)
 			return (int)syscall(SYS_rt_tgsigqueueinfo, self, tid, sig, si);
-		return (int)syscall(SYS_tgkill, self, fa->owner, sig);
+		if (ref_event_fasync_relay(fa->owner, si) == 0)
+			return 0;
+		return (int)syscall(SYS_tkill, fa->owner, sig);
 	case F_OWNER_PID:
 		if (fa->owner == self)
 			return (int)syscall(SYS_rt_sigqueueinfo, tid, sig, si);
