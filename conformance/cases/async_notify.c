@@ -21,10 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "pecs/toolkit/ring.h"
+#include "pecs/toolkit/safe.h"
+#include "pecs/toolkit/task.h"
 #include "pecs/toolkit/thread.h"
 #include "pecs/toolkit/wait.h"
 
@@ -156,7 +159,21 @@ static void check_owner(struct pecs_t *t, int fd, int type, pid_t pid)
 		   "F_GETOWN_EX: type %d pid %d, expected %d %d", ex.type, ex.pid, type, pid);
 }
 
-/* A child alone in a process group of its own; it ends by itself after 10 s. */
+static void group_child_end(pid_t pid);
+
+static void group_child_cleanup(void *arg)
+{
+	pid_t *pid = arg;
+
+	if (*pid > 0)
+		group_child_end(*pid);
+	*pid = 0;
+}
+
+/* A child alone in a process group of its own; it ends by itself after 10 s, or when the
+ * case ends. */
+static pid_t group_live;
+
 static pid_t group_child(struct pecs_t *t)
 {
 	pid_t pid = fork();
@@ -170,6 +187,8 @@ static pid_t group_child(struct pecs_t *t)
 	if (pid < 0)
 		PECS_BROKEN(t, "fork: %s", pecs_errname(errno));
 	setpgid(pid, pid); /* whichever of the two runs first makes the group */
+	group_live = pid;
+	pecs_defer(t, group_child_cleanup, &group_live);
 	return pid;
 }
 
@@ -202,7 +221,7 @@ PECS_CASE("Required.Fasync.Fcntl.SetThenGet", "fasync", "FASYNC-FCNTL-ROUNDTRIP"
 	 * in group 0, as under a VM's init). */
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)(long)-group), 0);
 	check_owner(t, fd, F_OWNER_PGRP, group);
-	group_child_end(group);
+	group_child_cleanup(&group_live);
 	/* f_getown(): a group with no task left in it reads as none. */
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETOWN, 0), 0, "the group's last task exited");
 	check_owner(t, fd, F_OWNER_PGRP, 0);
@@ -413,4 +432,46 @@ PECS_CASE("Required.Fasync.Signal.ThreadOwnerSiginfo", "fasync,sampling",
 
 	PECS_CHECK(t, n >= 1, "no signal for the owner thread");
 	check_each(t, n, SIGRTMIN, POLL_IN, BAND_IN, fd);
+}
+
+static char old_name[16];
+
+static void restore_name(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, old_name, 0, 0, 0);
+}
+
+/* A side-band record that reaches the ring's wakeup point signals too
+ * (perf_output_wakeup() sets pending_kill POLL_IN): a dummy event with attr.comm and a
+ * 1-byte watermark, which never overflows, signals at the COMM a new name writes. */
+PECS_CASE("Required.Fasync.Signal.SideBandWakeup", "fasync,mmap,poll,tracepoint.syscalls",
+	  "FASYNC-SIGNAL-SIDE-BAND")
+{
+	struct pecs_attr a;
+	struct pecs_ring r;
+	int signo = SIGRTMIN, fd, n, ret;
+
+	PECS_SAFE_SYS(t, prctl(PR_GET_NAME, old_name, 0, 0, 0));
+	pecs_defer(t, restore_name, NULL);
+	catch_signal(t, signo);
+	pecs_attr_counting(t, &a, PECS_SW_DUMMY);
+	a.flags |= PECS_ATTR_COMM | PECS_ATTR_WATERMARK;
+	a.wakeup_events = 1; /* wakeup_watermark: one byte */
+	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
+	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
+	PECS_CHECK_EQ(t, wait_signals(1, 50), 0, "a signal before any record");
+	ret = pecs_task_set_name(t, "pecs-fasync");
+	if (ret == -ENOSYS)
+		PECS_UNSUPPORTED(t, "the implementation has no task_event entry");
+	PECS_CHECK_OK(t, ret);
+	n = wait_signals(1, 2000);
+	PECS_CHECK_EQ(t, n, 1, "one COMM record, one wakeup");
+	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
+	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLIN, "the wakeup made it readable");
+	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_COMM), 1);
 }

@@ -49,6 +49,7 @@ struct ref_rb {
 	int writable, backward;    /* as created: a read-only mapping overwrites */
 	struct ref_event **events; /* attached events (owner and redirected ones) */
 	size_t nr_events, cap_events;
+	int woke;                  /* a write reached a wakeup point (event_fasync.c) */
 };
 
 struct ref_mapping {
@@ -318,6 +319,12 @@ int ref_event_fcntl(struct ref_event *ev, int cmd, unsigned long arg, int sig_fd
 int ref_event_fasync_armed(const struct ref_event *ev);
 /* An overflow's kill_fasync(): reason POLL_IN, or POLL_HUP for REFRESH's last. */
 void ref_event_fasync_signal(struct ref_event *ev, int reason);
+/* The ring's wakeup hook: notes that a write reached a wakeup point. */
+void ref_event_fasync_ring_woke(void *rb);
+/* After ev wrote a record other than a sample (with rb->woke cleared before it):
+ * perf_output_wakeup()'s POLL_IN when the write reached the ring's wakeup point. A
+ * sample's overflow signals by itself. */
+void ref_event_fasync_wrote(struct ref_event *ev);
 /* event_fasync_relay.c: si queued by thread tid of this process to itself. prepare
  * takes the relay signal (0, or -EAGAIN when every real-time signal is in use); relay
  * is 0 once tid was told, -1 when it cannot be (no relay, the thread gone). */

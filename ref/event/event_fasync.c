@@ -242,3 +242,14 @@ void ref_event_fasync_signal(struct ref_event *ev, int reason)
 	queue(fa, &si);
 	errno = saved;
 }
+
+void ref_event_fasync_ring_woke(void *rb)
+{
+	((struct ref_rb *)rb)->woke = 1;
+}
+
+void ref_event_fasync_wrote(struct ref_event *ev)
+{
+	if (ev->rb && ev->rb->woke)
+		ref_event_fasync_signal(ev, POLL_IN);
+}
