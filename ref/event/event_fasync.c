@@ -6,9 +6,10 @@
  * (do_rt_sigqueueinfo). A process owner that is this process is reached that way, with
  * the thread's id standing for the process (the signal is then the process's, as
  * rt_sigqueueinfo() makes it); another thread of this process through a relay that has
- * it queue the siginfo to itself (event_fasync_relay.c). Every other owner (another
- * process, a process group) gets the signal without its siginfo (kill, tkill): the
- * wake-up reaches it, the si_code does not. */
+ * it queue the siginfo to itself (event_fasync_relay.c). Another process takes an
+ * SI_SIGIO siginfo (si_code < 0 may be queued anywhere); otherwise it, and a process
+ * group, get the signal without its siginfo (kill, tkill): the wake-up reaches them,
+ * the si_code does not. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -208,6 +209,11 @@ static int queue(const struct ref_fasync *fa, siginfo_t *si)
 	case F_OWNER_PID:
 		if (fa->owner == self)
 			return (int)syscall(SYS_rt_sigqueueinfo, tid, sig, si);
+		/* SI_SIGIO (< 0) may go to another process; POLL_IN and SI_KERNEL may not. */
+		if (syscall(SYS_rt_sigqueueinfo, fa->owner, sig, si) == 0)
+			return 0;
+		if (errno != EPERM)
+			return -1;
 		return kill(fa->owner, sig);
 	default:
 		return kill(-fa->owner, sig);
