@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -487,4 +488,41 @@ PECS_CASE("Required.Fasync.Signal.SideBandWakeup", "fasync,mmap,poll,tracepoint.
 	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLIN, "the wakeup made it readable");
 	PECS_CHECK_EQ(t, pecs_ring_count(&r, PECS_RECORD_COMM), 1);
+}
+
+/* 1 when this process may change an inode owned by root it does not own: euid 0 or
+ * CAP_FOWNER (inode_owner_or_capable() on perf's anonymous inode). */
+static int owns_or_fowner(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (geteuid() == 0)
+		return 1;
+	if (syscall(SYS_capget, &hdr, data))
+		return 0;
+	return (data[CAP_FOWNER / 32].effective >> (CAP_FOWNER % 32)) & 1;
+}
+
+/* setfl()'s own checks, before O_ASYNC is looked at: O_NOATIME is for the inode's owner
+ * (root's anonymous inode) or CAP_FOWNER, else EPERM; O_DIRECT needs FMODE_CAN_ODIRECT,
+ * which a perf file lacks: EINVAL. A refused F_SETFL changes no flag. */
+PECS_CASE("Required.Fasync.Fcntl.SetflRules", "fasync", "FASYNC-FCNTL-SETFL")
+{
+	int fd = PECS_SAMPLER(t);
+	int may = owns_or_fowner();
+	int ret = pecs_fcntl(t, fd, F_SETFL, O_NOATIME | O_ASYNC | O_NONBLOCK);
+
+	if (may) {
+		PECS_CHECK_EQ(t, ret, 0, "O_NOATIME with euid 0 or CAP_FOWNER");
+		PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0),
+			      O_RDWR | O_NOATIME | O_ASYNC | O_NONBLOCK);
+	} else {
+		PECS_CHECK_ERR(t, ret, EPERM, "O_NOATIME without euid 0 or CAP_FOWNER");
+		PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0), O_RDWR, "a refused F_SETFL");
+	}
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_APPEND), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0), O_RDWR | O_APPEND, "O_NOATIME dropped");
+	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETFL, O_DIRECT | O_ASYNC), EINVAL, "O_DIRECT");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0), O_RDWR | O_APPEND, "a refused F_SETFL");
 }

@@ -28,6 +28,7 @@
 /* The flags F_SETFL may change (fs/fcntl.c SETFL_MASK). */
 #define SETFL_MASK (O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME | O_ASYNC)
 #define NSIG_KERNEL 64 /* _NSIG: valid_signal() takes 0.._NSIG */
+#define CAP_FOWNER_BIT 3 /* <linux/capability.h> CAP_FOWNER */
 
 /* A task (thread or process) with that id. */
 static int pid_exists(pid_t pid)
@@ -135,12 +136,18 @@ static int getown_ex(const struct ref_fasync *fa, unsigned long arg)
 	return ref_uaccess_copy_to_user((void *)arg, &ex, sizeof(ex));
 }
 
-/* setfl(): a perf file cannot do O_DIRECT; O_ASYNC joins the fasync list under the fd it
- * was set through, which is what si_fd then says. */
-static int setfl(struct ref_fasync *fa, unsigned long arg, int sig_fd)
+/* setfl(): O_NOATIME is for the inode's owner, root for perf's anonymous inode, or
+ * CAP_FOWNER; a perf file cannot do O_DIRECT; O_ASYNC joins the fasync list under the fd
+ * it was set through, which is what si_fd then says. */
+static int setfl(struct ref_event *ev, unsigned long arg, int sig_fd)
 {
+	struct ref_fasync *fa = &ev->fasync;
+	const struct ref_policy *p = &ev->env->policy;
 	unsigned int fl = (unsigned int)arg;
 
+	if ((fl & O_NOATIME) && !(fa->flags & O_NOATIME) && p->uid != 0 &&
+	    !(p->caps & REF_CAP_MASK(CAP_FOWNER_BIT)))
+		return -EPERM;
 	if (fl & O_DIRECT)
 		return -EINVAL;
 	if ((fl & O_ASYNC) && !(fa->flags & O_ASYNC))
@@ -158,7 +165,7 @@ int ref_event_fcntl(struct ref_event *ev, int cmd, unsigned long arg, int sig_fd
 	case F_GETFL:
 		return O_RDWR | (int)fa->flags;
 	case F_SETFL:
-		return setfl(fa, arg, sig_fd);
+		return setfl(ev, arg, sig_fd);
 	case F_GETOWN:
 		return getown(fa);
 	case F_SETOWN:
