@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/safe.h"
 #include "pecs/toolkit/task.h"
@@ -525,4 +526,35 @@ PECS_CASE("Required.Fasync.Fcntl.SetflRules", "fasync", "FASYNC-FCNTL-SETFL")
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0), O_RDWR | O_APPEND, "O_NOATIME dropped");
 	PECS_CHECK_ERR(t, pecs_fcntl(t, fd, F_SETFL, O_DIRECT | O_ASYNC), EINVAL, "O_DIRECT");
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_GETFL, 0), O_RDWR | O_APPEND, "a refused F_SETFL");
+}
+
+/* An inherited copy signals through its parent's fasync (perf_event_fasync()): on a
+ * child process, a thread it makes burns 30 ms at 1 ms periods while the child's first
+ * thread waits, and this process, the owner, gets the parent event's signal with its fd
+ * for those overflows. */
+PECS_CASE("Required.Fasync.Signal.InheritedCopySignals", "fasync,sampling,pid.other",
+	  "FASYNC-SIGNAL-INHERIT")
+{
+	struct pecs_kid_opts o = {.burn_ns = 30 * MS};
+	struct pecs_kid *k;
+	struct pecs_attr a;
+	int signo = SIGRTMIN, fd, n, ret;
+
+	catch_signal(t, signo);
+	ret = pecs_kid_start(t, &o, &k);
+	if (ret)
+		PECS_BROKEN(t, "the child could not start: %s", pecs_errname(-ret));
+	pecs_attr_sampling(t, &a, PECS_SW_CPU_CLOCK, MS, PECS_SAMPLE_IP);
+	a.flags |= PECS_ATTR_INHERIT;
+	fd = pecs_open(t, &a, pecs_kid_pid(k), -1, -1, 0);
+	PECS_CHECK_OK(t, fd, "an inherit sampler on the child");
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
+	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
+	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0), 0);
+	pecs_kid_do(t, k, PECS_KID_THREAD);
+	n = wait_signals(5, 2000);
+	/* The child's first thread only reads its commands: an overflow of its own at most. */
+	PECS_CHECK(t, n >= 5, "%d signals for the inherited copy's 30 ms at 1 ms", n);
+	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
 }
