@@ -215,8 +215,42 @@ int dup3(int oldfd, int newfd, int flags)
 	return dup_onto(oldfd, newfd, ip_real()->dup3(oldfd, newfd, flags));
 }
 
+/* The commands an event's asynchronous notification reads. The real fd is an epoll
+ * instance, which has no fasync of its own: set there, O_ASYNC would signal nobody. */
+static int async_cmd(int cmd)
+{
+	return cmd == F_GETFL || cmd == F_SETFL || cmd == F_GETOWN || cmd == F_SETOWN ||
+	       cmd == F_GETOWN_EX || cmd == F_SETOWN_EX || cmd == F_GETSIG || cmd == F_SETSIG;
+}
+
+/* To the implementation, with the program's number for si_fd. F_SETFL also reaches the
+ * real fd first, so the flags the kernel keeps for it (O_NONBLOCK) stay the program's.
+ * F_GETOWN's -pgrp is a value, not an error. -1 when the implementation has no fcntl. */
+static int fcntl_event(int (*real)(int, int, ...), int fd, int ifd, int cmd,
+		       unsigned long arg, int *out)
+{
+	void *ctx;
+	int err;
+	const struct pecs_impl *impl = ip_impl(&ctx, &err);
+
+	if (!impl || !PECS_IMPL_HAS(impl, fcntl))
+		return -1;
+	if (cmd == F_SETFL && real(fd, cmd, arg & ~(unsigned long)O_ASYNC) < 0) {
+		*out = -1;
+		return 0;
+	}
+	int r = impl->fcntl(ctx, ifd, cmd, arg, fd);
+
+	*out = cmd == F_GETOWN ? r : (int)ret(r);
+	return 0;
+}
+
 static int fcntl_any(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
 {
+	int ifd = ip_table_impl_fd(fd), out;
+
+	if (ifd >= 0 && async_cmd(cmd) && fcntl_event(real, fd, ifd, cmd, arg, &out) == 0)
+		return out;
 	int r = real(fd, cmd, arg);
 
 	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ip_table_impl_fd(fd) >= 0)

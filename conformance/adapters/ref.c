@@ -96,11 +96,17 @@ static int ref_task_event(void *ctx, const struct pecs_task_event *te)
 	return ref_engine_task_event(E(ctx), te);
 }
 
+static int ref_fcntl(void *ctx, int fd, int cmd, unsigned long arg, int sig_fd)
+{
+	return ref_engine_fcntl(E(ctx), fd, cmd, arg, sig_fd);
+}
+
 /* Exactly what the engine implements; docs/features.txt defines each name. */
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "mmap.vma", "poll", "policy", "pid.other",
-	"engine.inject", "sampling", "profiler.replay", "profiler.drops", "prctl.perf_events", "tracepoint.syscalls", NULL,
+	"engine.inject", "sampling", "profiler.replay", "profiler.drops", "prctl.perf_events", "tracepoint.syscalls",
+	"fasync", NULL,
 };
 
 static const struct pecs_impl ref_impl = {
@@ -121,6 +127,7 @@ static const struct pecs_impl ref_impl = {
 	.inject_sample = ref_inject,
 	.set_profiler = ref_set_profiler,
 	.task_event = ref_task_event,
+	.fcntl = ref_fcntl,
 };
 
 const struct pecs_impl *pecs_adapter(void)

@@ -2,6 +2,7 @@
  * This is the one place where the -1/errno convention becomes -errno. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,10 +153,21 @@ static int sys_task_event(void *ctx, const struct pecs_task_event *te)
 	return 0;
 }
 
+/* glibc's fcntl, not the raw call: its F_GETOWN reads a process group's owner through
+ * F_GETOWN_EX, where the raw call's -pgrp can look like an error. */
+static int sys_fcntl(void *ctx, int fd, int cmd, unsigned long arg, int sig_fd)
+{
+	(void)ctx;
+	(void)sig_fd; /* the kernel's si_fd is the fd itself */
+	int r = fcntl(fd, cmd, arg);
+
+	return cmd == F_GETOWN && r != -1 ? r : (int)ret(r);
+}
+
 static const char *const features[] = {
 	"counting", "read.group", "read.lost", "ioctl.refresh", "ioctl.set_output",
 	"ioctl.pause_output", "mmap", "mmap.overwrite", "mmap.vma", "poll", "sampling", "policy",
-	"pid.other", "prctl.perf_events", "tracepoint.syscalls", NULL,
+	"pid.other", "prctl.perf_events", "tracepoint.syscalls", "fasync", NULL,
 };
 
 static const struct pecs_impl syscall_impl = {
@@ -174,6 +186,7 @@ static const struct pecs_impl syscall_impl = {
 	.host_facts = sys_host_facts,
 	.write = sys_write,
 	.task_event = sys_task_event,
+	.fcntl = sys_fcntl,
 };
 
 const struct pecs_impl *pecs_adapter(void)

@@ -169,6 +169,13 @@ int pecs_task_event(struct pecs_t *t, const struct pecs_task_event *te)
 	return t->impl->task_event(t->ctx, te);
 }
 
+int pecs_fcntl(struct pecs_t *t, int fd, int cmd, unsigned long arg)
+{
+	if (!PECS_IMPL_HAS(t->impl, fcntl))
+		return -ENOSYS;
+	return t->impl->fcntl(t->ctx, fd, cmd, arg, fd);
+}
+
 void pecs_case_release(struct pecs_t *t)
 {
 	/* Unmap before closing: an fd's buffer outlives close() while mapped. */

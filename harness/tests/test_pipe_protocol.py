@@ -32,9 +32,9 @@ SNAPSHOT = "examples/starnix_snapshot/libstarnix_snapshot.so"
 # Features whose cases read the ring: through the pipe only version 2 can run them.
 RING = ("mmap", "mmap.overwrite", "sampling", "ioctl.set_output", "ioctl.pause_output")
 # Features the pipe never carries (pipe.c cannot_carry): the runner's mapping is a second
-# one of the testee's buffer, and the testee's thread owns the events it opens. Their
-# cases are UNSUPPORTED through the pipe by design.
-NOT_CARRIED = ("mmap.vma", "prctl.perf_events")
+# one of the testee's buffer, the testee's thread owns the events it opens, and no
+# operation carries fcntl. Their cases are UNSUPPORTED through the pipe by design.
+NOT_CARRIED = ("mmap.vma", "prctl.perf_events", "fasync")
 
 
 def carried(features: Sequence[str]) -> list[str]:

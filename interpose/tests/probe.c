@@ -5,6 +5,8 @@
  * Exit status 0 when every check holds; the failing check is printed. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -255,6 +257,43 @@ static void child_wait(void)
 	close(go[1]);
 }
 
+static volatile sig_atomic_t async_code, async_fd, async_band, async_seen;
+
+static void on_async(int signo, siginfo_t *si, void *uc)
+{
+	(void)signo;
+	(void)uc;
+	async_code = si->si_code;
+	async_fd = si->si_fd;
+	async_band = (sig_atomic_t)si->si_band;
+	async_seen++;
+}
+
+/* O_ASYNC on a sampling event: the signal F_SETSIG names comes with si_fd the program's
+ * own fd (under ref, not the engine's number), POLL_IN and its band. */
+static void async_notify(void)
+{
+	struct sigaction sa;
+	int fd = open_sw(PECS_SW_CPU_CLOCK, 1000000);
+
+	CHECK(fd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_async;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	CHECK(sigaction(SIGRTMIN, &sa, NULL) == 0);
+	CHECK(fcntl(fd, F_SETOWN, getpid()) == 0 && fcntl(fd, F_GETOWN) == getpid());
+	CHECK(fcntl(fd, F_SETSIG, SIGRTMIN) == 0 && fcntl(fd, F_GETSIG) == SIGRTMIN);
+	CHECK(fcntl(fd, F_SETSIG, 65) == -1 && errno == EINVAL);
+	CHECK(fcntl(fd, F_SETFL, O_ASYNC) == 0 && (fcntl(fd, F_GETFL) & O_ASYNC));
+	uint64_t end = thread_cpu_ns() + 5000000000ull;
+	while (!async_seen && thread_cpu_ns() < end)
+		burn(1000000);
+	CHECK(fcntl(fd, F_SETFL, 0) == 0);
+	CHECK(async_seen > 0);
+	CHECK(async_code == POLL_IN && async_fd == fd && async_band == (POLLIN | POLLRDNORM));
+	CHECK(close(fd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -275,6 +314,7 @@ int main(int argc, char **argv)
 	sampling();
 	ring_vma();
 	task_prctl();
+	async_notify();
 	printf("probe: ok (%s)\n", argv[1]);
 	return 0;
 }

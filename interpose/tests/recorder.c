@@ -1,5 +1,6 @@
 /* A plugin that answers every call simply and logs it (recorder.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -117,7 +118,18 @@ static int r_task_event(void *ctx, const struct pecs_task_event *te)
 	return 0;
 }
 
-static const char *const features[] = {"counting", "tracepoint.syscalls", NULL};
+static int r_fcntl(void *ctx, int fd, int cmd, unsigned long arg, int sig_fd)
+{
+	(void)ctx;
+	rec.fcntls++;
+	rec.fcntl_fd = fd;
+	rec.fcntl_cmd = cmd;
+	rec.fcntl_arg = arg;
+	rec.fcntl_sig_fd = sig_fd;
+	return cmd == F_GETOWN ? -7 : 0; /* a process group, to see it is not an error */
+}
+
+static const char *const features[] = {"counting", "tracepoint.syscalls", "fasync", NULL};
 
 static const struct pecs_impl recorder = {
 	.size = sizeof(struct pecs_impl),
@@ -133,6 +145,7 @@ static const struct pecs_impl recorder = {
 	.munmap = r_munmap,
 	.poll = r_poll,
 	.task_event = r_task_event,
+	.fcntl = r_fcntl,
 };
 
 const struct pecs_impl *pecs_plugin_impl(void)

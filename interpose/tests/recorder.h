@@ -26,6 +26,8 @@ struct recorder_log {
 	int64_t task_ret;
 	char task_comm[16];
 	uint32_t task_toggle; /* the last PECS_TASK_PERF_EVENTS_* told */
+	int fcntls, fcntl_fd, fcntl_cmd, fcntl_sig_fd; /* the last fcntl routed */
+	unsigned long fcntl_arg;
 };
 
 /* Exported by librecorder.so. */

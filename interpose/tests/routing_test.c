@@ -149,6 +149,38 @@ static void read_and_ioctl_route_events_only(void **state)
 	close(b);
 }
 
+static void fcntl_async_commands_route_events_only(void **state)
+{
+	int a = open_event(1, -1, 0), n = rec->fcntls, fl;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(fcntl(a, F_SETSIG, 40), 0);
+	assert_int_equal(rec->fcntls, n + 1);
+	assert_int_equal(rec->fcntl_fd, impl_fd_of(a));
+	assert_int_equal(rec->fcntl_cmd, F_SETSIG);
+	assert_int_equal(rec->fcntl_arg, 40);
+	assert_int_equal(rec->fcntl_sig_fd, a); /* si_fd names the program's fd */
+	assert_int_equal(fcntl(a, F_GETOWN), -7);
+	/* F_SETFL reaches both: O_NONBLOCK stays the real fd's, O_ASYNC is the event's. */
+	assert_int_equal(fcntl(a, F_SETFL, O_NONBLOCK | O_ASYNC), 0);
+	assert_int_equal(rec->fcntl_cmd, F_SETFL);
+	assert_int_equal(rec->fcntl_arg, (unsigned long)(O_NONBLOCK | O_ASYNC));
+	fl = (int)syscall(SYS_fcntl, a, F_GETFL);
+	assert_true(fl & O_NONBLOCK);
+	assert_false(fl & O_ASYNC);
+	/* Others are the kernel's: F_GETFD on the event, anything on a pipe. */
+	n = rec->fcntls;
+	assert_int_equal(fcntl(a, F_GETFD), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fcntl(p[0], F_SETSIG, 40), 0);
+	assert_int_equal(fcntl(p[0], F_GETSIG), 40);
+	assert_int_equal(rec->fcntls, n);
+	close(p[0]);
+	close(p[1]);
+	close(a);
+}
+
 static void dup_shares_the_event_until_the_last_close(void **state)
 {
 	int fd = open_event(1, -1, 0);
@@ -359,6 +391,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(errors_come_back_as_errno),
 		cmocka_unit_test(group_fd_is_translated),
 		cmocka_unit_test(read_and_ioctl_route_events_only),
+		cmocka_unit_test(fcntl_async_commands_route_events_only),
 		cmocka_unit_test(dup_shares_the_event_until_the_last_close),
 		cmocka_unit_test(mmap_and_munmap_route_event_mappings),
 		cmocka_unit_test(poll_asks_the_implementation_for_events),

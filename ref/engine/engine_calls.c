@@ -86,6 +86,18 @@ int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsign
 	return ret;
 }
 
+int ref_engine_fcntl(struct ref_engine *e, int fd, int cmd, unsigned long arg, int sig_fd)
+{
+	struct ref_event *ev;
+	int ret;
+
+	pthread_mutex_lock(&e->env.lock);
+	ev = ref_engine_fd_lookup(e, fd);
+	ret = ev ? ref_event_fcntl(ev, cmd, arg, sig_fd) : -EBADF;
+	pthread_mutex_unlock(&e->env.lock);
+	return ret;
+}
+
 /* The mmap flags do_mmap() lets through MAP_SHARED_VALIDATE on a file without
  * FOP_MMAP_SYNC (include/linux/mman.h LEGACY_MAP_MASK, x86's values): any other bit,
  * MAP_SYNC among them, is EOPNOTSUPP there and silently dropped by MAP_SHARED. */

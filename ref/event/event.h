@@ -5,6 +5,7 @@
 #define REF_EVENT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,6 +50,7 @@ struct ref_rb {
 	int writable, backward;    /* as created: a read-only mapping overwrites */
 	struct ref_event **events; /* attached events (owner and redirected ones) */
 	size_t nr_events, cap_events;
+	int woke;                  /* a write reached a wakeup point (event_fasync.c) */
 };
 
 struct ref_mapping {
@@ -74,6 +76,15 @@ struct ref_exec_mark {
 };
 
 struct ref_tracer;
+
+/* fcntl(2)'s asynchronous notification state (event_fasync.c), the file's in Linux. */
+struct ref_fasync {
+	unsigned int flags;   /* F_SETFL's flags; O_ASYNC: on the fasync list */
+	int fd;               /* the number O_ASYNC was set through: si_fd */
+	int signum;           /* F_SETSIG; 0: plain SIGIO */
+	int owner_type;       /* F_OWNER_TID (also the zeroed state), _PID or _PGRP */
+	pid_t owner;          /* 0: none */
+};
 
 struct ref_event {
 	struct ref_event_env *env; /* the owner's, shared by all its events */
@@ -138,6 +149,7 @@ struct ref_event {
 	int has_sampler;
 	int provider_asked;       /* env->provider was asked for a profiler (once an event) */
 	int injected;             /* driven by ref_engine_inject_sample(): profiler muted */
+	struct ref_fasync fasync;
 };
 
 /* What the events of one engine share, handed down by the engine that owns them (it
@@ -324,6 +336,25 @@ int ref_event_munmap_locked(struct ref_event_env *env, void *addr, size_t length
 int ref_event_set_output(struct ref_event *ev, struct ref_event *target);
 void ref_event_rb_detach(struct ref_event *ev);
 int ref_event_poll_locked(struct ref_event *ev);
+/* ---- asynchronous notification (event_fasync.c) ---- */
+/* fcntl(2)'s F_GETFL/F_SETFL, F_GETOWN(_EX)/F_SETOWN(_EX), F_GETSIG/F_SETSIG; sig_fd is
+ * the number the caller knows the event by. A value or -errno. */
+int ref_event_fcntl(struct ref_event *ev, int cmd, unsigned long arg, int sig_fd);
+/* 1 when an overflow would signal someone (O_ASYNC, an owner, the fd open). */
+int ref_event_fasync_armed(const struct ref_event *ev);
+/* An overflow's kill_fasync(): reason POLL_IN, or POLL_HUP for REFRESH's last. */
+void ref_event_fasync_signal(struct ref_event *ev, int reason);
+/* The ring's wakeup hook: notes that a write reached a wakeup point. */
+void ref_event_fasync_ring_woke(void *rb);
+/* After ev wrote a record other than a sample (with rb->woke cleared before it):
+ * perf_output_wakeup()'s POLL_IN when the write reached the ring's wakeup point. A
+ * sample's overflow signals by itself. */
+void ref_event_fasync_wrote(struct ref_event *ev);
+/* event_fasync_relay.c: si queued by thread tid of this process to itself. prepare
+ * takes the relay signal (0, or -EAGAIN when every real-time signal is in use); relay
+ * is 0 once tid was told, -1 when it cannot be (no relay, the thread gone). */
+int ref_event_fasync_relay_prepare(void);
+int ref_event_fasync_relay(pid_t tid, const siginfo_t *si);
 
 /* ---- samples (event_sample.c) ---- */
 /* What a LOST record needs: the event that found space again and its sample. */

@@ -21,9 +21,10 @@ static void batch_plan(struct ref_event *ev)
 	ev->batch_laid_out = 0;
 	ev->batch_at = NULL;
 	ev->batch_room = ev->batch_used = 0;
-	/* The general path's per-sample duties: a REFRESH count, a cpu-wide event's
-	 * per-task lookups, an injected (stopped) event, an event not running. */
-	if (!ev->batch_ring || ev->event_limit || ev->injected ||
+	/* The general path's per-sample duties: a REFRESH count, an overflow's signal, a
+	 * cpu-wide event's per-task lookups, an injected (stopped) event, an event not
+	 * running. */
+	if (!ev->batch_ring || ev->event_limit || ev->injected || ref_event_fasync_armed(ev) ||
 	    !ref_attr_is_sampling(&ev->attr) || (!ev->running && !ev->draining) ||
 	    (ev->pid == -1 && (st & (PECS_SAMPLE_CGROUP | PECS_SAMPLE_CODE_PAGE_SIZE))))
 		return;

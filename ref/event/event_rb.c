@@ -127,6 +127,7 @@ static int rb_create(struct ref_event *ev, size_t nr_pages, int writable, long e
 	rb->writable = writable;
 	rb->backward = o.backward;
 	ref_ring_set_lost_fn(rb->ring, encode_lost, rb);
+	ref_ring_set_wakeup_fn(rb->ring, ref_event_fasync_ring_woke, rb);
 	err = rb_attach(rb, ev);
 	if (err) {
 		rb_free(rb);

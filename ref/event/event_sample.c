@@ -2,6 +2,8 @@
  * SET_OUTPUT redirect, PAUSE_OUTPUT and lost accounting, as perf_event_overflow() and
  * perf_output_begin() handle them. */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +178,10 @@ int ref_event_deliver_locked(struct ref_event *ev, const struct pecs_sample *s)
 	 * event disables itself (__perf_event_overflow()). */
 	if (ev->event_limit && --ev->event_limit == 0) {
 		ref_event_set_on(ev, 0, NULL);
+		ref_event_fasync_signal(ev, POLL_HUP);
+	} else {
+		/* Every overflow, whatever the ring's wakeup_events (__perf_event_overflow). */
+		ref_event_fasync_signal(ev, POLL_IN);
 	}
 	return err;
 }

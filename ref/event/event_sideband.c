@@ -73,10 +73,13 @@ static void finish(struct ref_event *ev, struct rec *r, const struct pecs_sample
 	r->len += (size_t)n;
 	size = (uint16_t)r->len;
 	memcpy(r->b + 6, &size, sizeof(size));
-	if (ref_ring_write_with(ev->rb->ring, r->b, r->len, &cookie) == 0)
+	ev->rb->woke = 0;
+	if (ref_ring_write_with(ev->rb->ring, r->b, r->len, &cookie) == 0) {
 		pthread_cond_broadcast(&ev->env->wake);
-	else
+		ref_event_fasync_wrote(ev);
+	} else {
 		ev->lost++;
+	}
 }
 
 static int wants(const struct ref_event *ev, uint64_t flag)

@@ -416,15 +416,16 @@ static struct pecs_impl pipe_impl = {
 	.task_event = p_task_event,
 };
 
-/* Features the pipe cannot carry: the vtable's optional inject_sample and set_profiler
- * have no operation, a version 1 testee cannot share its mappings, and the runner's
+/* Features the pipe cannot carry: the vtable's optional inject_sample, set_profiler and
+ * fcntl have no operation (and fasync's signals would go to the testee's process, not
+ * the runner's), a version 1 testee cannot share its mappings, and the runner's
  * mapping is a second one of the testee's buffer, so the testee never sees what the
  * runner's process does to it (mmap.vma), and the testee's thread, not the runner's,
  * creates the events and owns them for prctl (prctl.perf_events). */
 static int cannot_carry(const char *f)
 {
 	static const char *const never[] = {"engine.inject", "profiler.replay", "mmap.vma", "prctl.perf_events",
-					    NULL};
+					    "fasync", NULL};
 	static const char *const v1_cannot[] = {"mmap", "mmap.overwrite", NULL};
 	for (const char *const *p = never; *p; p++)
 		if (strcmp(*p, f) == 0)

@@ -8,9 +8,10 @@ json=
 if [ -n "${TEST_UNDECLARED_OUTPUTS_DIR:-}" ]; then
 	json="--json=$TEST_UNDECLARED_OUTPUTS_DIR/results.json"
 fi
-# The pipe cannot carry mmap.vma or prctl.perf_events (pipe.c, cannot_carry): the testee's
-# buffer keeps its own mapping whatever the runner does to its copy, and the testee's
-# thread owns the events. So the claim the file records, less those.
+# The pipe cannot carry mmap.vma, prctl.perf_events or fasync (pipe.c, cannot_carry): the
+# testee's buffer keeps its own mapping whatever the runner does to its copy, the testee's
+# thread owns the events, and no operation carries fcntl. So the claim the file records,
+# less those.
 narrowed=${TEST_TMPDIR:-/tmp}/pipe-expectations.$$.txt
-sed '/^@features/{s/,mmap\.vma//;s/,prctl\.perf_events//}' "$expectations" >"$narrowed"
+sed '/^@features/{s/,mmap\.vma//;s/,prctl\.perf_events//;s/,fasync//}' "$expectations" >"$narrowed"
 PECS_TESTEE="$*" exec "$runner" --expectations "$narrowed" --isolate --quiet $json

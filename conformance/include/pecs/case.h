@@ -275,6 +275,9 @@ int pecs_inject_sample(struct pecs_t *t, int fd, const struct pecs_sample *sampl
 int pecs_set_profiler(struct pecs_t *t, int fd, const struct pecs_profiler_stream *stream);
 /* -ENOSYS without the entry; toolkit/task.h makes the calls it reports. */
 int pecs_task_event(struct pecs_t *t, const struct pecs_task_event *te);
+/* fcntl(2) on an event fd (feature fasync; -ENOSYS without the entry): the signals it
+ * asks for name fd in si_fd. */
+int pecs_fcntl(struct pecs_t *t, int fd, int cmd, unsigned long arg);
 
 /* Open that must succeed: evaluates to the fd, or fails the case at the caller's line,
  * naming the attr's type and config, the other arguments and the errno (the SAFE form of

@@ -62,6 +62,14 @@ struct pecs_impl {
 	 * the caller's process counts and samples its syscalls:* tracepoints and writes
 	 * PERF_RECORD_COMM from it. 0, or -EINVAL for a te it cannot read. */
 	int (*task_event)(void *ctx, const struct pecs_task_event *te);
+	/* feature fasync: fcntl(2) on an event fd, for the commands its asynchronous
+	 * notification reads: F_GETFL, F_SETFL (O_ASYNC), F_GETOWN, F_SETOWN, F_GETOWN_EX and
+	 * F_SETOWN_EX (arg points at a struct f_owner_ex), F_GETSIG, F_SETSIG. Returns what
+	 * fcntl returns, or -errno; F_GETOWN of a process group's -pgrp would read as an
+	 * errno, so callers ask F_GETOWN_EX for that. sig_fd is the number the program knows
+	 * the event by, the si_fd of the signals an F_SETFL that sets O_ASYNC asks for: fd
+	 * itself, unless a host such as the interposer hands out numbers of its own. */
+	int (*fcntl)(void *ctx, int fd, int cmd, unsigned long arg, int sig_fd);
 };
 
 #define PECS_IMPL_SIZE_V1 (offsetof(struct pecs_impl, set_profiler) + sizeof(void *))

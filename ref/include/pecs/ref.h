@@ -89,6 +89,12 @@ ssize_t ref_engine_write(struct ref_engine *e, int fd, const void *buf, size_t c
 /* arg is a pointer value for ID, PERIOD, SET_FILTER, QUERY_BPF and MODIFY_ATTRIBUTES,
  * an engine fd (or -1) for SET_OUTPUT, a real process fd for SET_BPF. */
 int ref_engine_ioctl(struct ref_engine *e, int fd, unsigned long request, unsigned long arg);
+/* fcntl(2)'s asynchronous notification on an event: F_GETFL/F_SETFL (O_ASYNC),
+ * F_GETOWN(_EX)/F_SETOWN(_EX) (the _EX forms take a struct f_owner_ex pointer),
+ * F_GETSIG/F_SETSIG. Once O_ASYNC and an owner are set, each overflow signals the owner
+ * as Linux does, with si_fd sig_fd: the number the program knows fd by (fd itself,
+ * unless the caller hands out numbers of its own). Other commands are EINVAL. */
+int ref_engine_fcntl(struct ref_engine *e, int fd, int cmd, unsigned long arg, int sig_fd);
 /* With MAP_FIXED or MAP_FIXED_NOREPLACE in flags, *addr is where the ring goes, as
  * mmap(2)'s addr; else it is only written. munmap refuses (EINVAL) a range that cuts a
  * ring's mapping, as perf_mmap_may_split() does. */
