@@ -5,7 +5,7 @@
  *    writes one u64 per mask bit, lowest bit first (enum perf_event_x86_regs order).
  *  - STACK_USER: perf_sample_ustack_size() keeps the requested size (it fits the record);
  *    perf_output_sample_ustack() writes it, then that many bytes copied from the user SP
- *    (the tail past a fault zeroed), then dyn_size, the bytes actually copied.
+ *    (past a fault the kernel skips the rest), then dyn_size, the bytes actually copied.
  *  - REGS_INTR: perf_sample_regs_intr() takes the registers the overflow interrupted;
  *    with exclude_kernel every sample was taken in user mode, so they are the user ones.
  * A loop in inline assembly holds known values in the callee-saved registers while it

@@ -26,9 +26,9 @@ static uint32_t ustack_size(const struct ref_record_desc *d, const struct pecs_s
 	if (s->nr_regs > X86_REG_SP && s->regs[X86_REG_SP] < X86_TASK_SIZE &&
 	    X86_TASK_SIZE - s->regs[X86_REG_SP] < n)
 		n = X86_TASK_SIZE - s->regs[X86_REG_SP];
-	/* The size and dyn_size words come with any dump. */
-	if (others + 16 + n > RECORD_SIZE_MAX)
-		n = others + 16 < RECORD_SIZE_MAX ? RECORD_SIZE_MAX - others - 16 : 0;
+	/* others counts the size word already; dyn_size comes with any dump. */
+	if (others + 8 + n > RECORD_SIZE_MAX)
+		n = others + 8 < RECORD_SIZE_MAX ? RECORD_SIZE_MAX - others - 8 : 0;
 	return (uint32_t)(n & ~7ull);
 }
 
