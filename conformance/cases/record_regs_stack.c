@@ -232,7 +232,7 @@ static void check_user(const struct parsed *ps, struct run *run)
 		check_regs(ps->regs, ps, run, "REGS_USER");
 }
 
-PECS_CASE("Required.Record.RegsUser.ValuesInMaskOrder", "mmap,sampling", "REC-REGS-USER")
+PECS_CASE("Required.Record.RegsUser.ValuesInMaskOrder", "mmap,sampling", "REC-SAMPLE-REGS-USER-ABI64")
 {
 	struct run run = { 0 };
 
@@ -260,7 +260,7 @@ static void check_stack(const struct parsed *ps, struct run *run)
 		     (unsigned long long)ps->dyn_size);
 }
 
-PECS_CASE("Required.Record.StackUser.BytesFromSampledSp", "mmap,sampling", "REC-STACK-USER")
+PECS_CASE("Required.Record.StackUser.BytesFromSampledSp", "mmap,sampling", "REC-SAMPLE-STACK-USER-COPY")
 {
 	struct run run = { 0 };
 
@@ -281,7 +281,7 @@ static void check_intr(const struct parsed *ps, struct run *run)
 }
 
 PECS_CASE("Required.Record.RegsIntr.UserModeSampleIsUserRegs", "mmap,sampling",
-	  "REC-REGS-INTR-USER-MODE")
+	  "REC-SAMPLE-REGS-INTR-ABI64")
 {
 	struct run run = { 0 };
 
