@@ -187,8 +187,9 @@ static void sample_loop(struct pecs_t *t, uint64_t st, struct run *run,
 		check(&ps, run);
 	}
 	PECS_CHECK_OK(t, ret);
-	PECS_CHECK(t, run->in_loop > 0, "none of %d samples (20 ms of CPU at 1 ms, nearly all "
-		   "of it in the loop at %#llx..%#llx) has its IP there", run->samples,
+	PECS_CHECK(t, run->in_loop > 0, "none of %d samples (%llu lost; %llu ns of the event's "
+		   "CPU at 1 ms, nearly all of it in the loop at %#llx..%#llx) has its IP there",
+		   run->samples, (unsigned long long)lost, (unsigned long long)(now - start),
 		   (unsigned long long)run->f.lo, (unsigned long long)run->f.hi);
 	PECS_CHECK(t, run->fails == 0, "%d of %d samples were wrong; the first: %s", run->fails,
 		   run->samples, run->first);
