@@ -4,7 +4,7 @@ under it by the interposer (interpose/, libpecs_interpose.so), side by side.
     python3 -m pecs_harness.clients --lib LIB --spin SPIN [--impl ref] [--impl PLUGIN.so]
 
 Each implementation runs the same commands as the kernel: `perf record` and `perf
-report` (clients_record.py), selected `perf test` entries (clients_perftest.py), and
+report` (clients_record.py; with --spin-nofp also `perf record --call-graph dwarf`), selected `perf test` entries (clients_perftest.py), and
 `perf stat -e
 task-clock,cpu-clock,page-faults,context-switches -- spin`, and the same of `sh -c 'spin;
 spin'`, whose counts are those of the processes the shell forks (inherit). spin
@@ -25,8 +25,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from pecs_harness.clients_report import (SHELL_CLIENT, SHELL_RECORD_CLIENT, STAT_EVENTS,
-                                         label, markdown, print_table)
+from pecs_harness.clients_report import (DWARF_RECORD_CLIENT, SHELL_CLIENT,
+                                         SHELL_RECORD_CLIENT, STAT_EVENTS, label, markdown,
+                                         print_table)
 
 # The largest difference of the implementation's ratio from the kernel's, per event.
 TOLERANCE = {"task-clock": 0.05, "cpu-clock": 0.05, "page-faults": 0.10}
@@ -175,6 +176,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="pecs_harness.clients", description=__doc__.split("\n")[0])
     ap.add_argument("--lib", required=True, help="libpecs_interpose.so")
     ap.add_argument("--spin", required=True, help="the workload (interpose/clients/spin.c)")
+    ap.add_argument("--spin-nofp", help="spin without frame pointers: adds the "
+                    "perf record --call-graph dwarf check")
     ap.add_argument("--perf", default="perf")
     ap.add_argument("--impl", action="append", help="ref (default) or a plugin's path")
     ap.add_argument("--gate", action="append",
@@ -201,9 +204,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         recs = [rec.run_perf_record(perf, i, lib, spin, work) for i in impls]
         krsh = rec.run_perf_record(perf, "kernel", lib, spin, work, shell=True)
         rshs = [rec.run_perf_record(perf, i, lib, spin, work, shell=True) for i in impls]
+        nofp = os.path.abspath(args.spin_nofp) if args.spin_nofp else ""
+        kdw = rec.run_perf_record(perf, "kernel", lib, nofp, work, dwarf=True) if nofp else None
+        dws = [rec.run_perf_record(perf, i, lib, nofp, work, dwarf=True)
+               for i in impls] if nofp else []
     checks = compare_stat(kernel, runs) + compare_stat(ksh, shs, SHELL_CLIENT)
     checks += rec.compare_record(krec, recs)
     checks += rec.compare_record(krsh, rshs, SHELL_RECORD_CLIENT)
+    if kdw:
+        checks += rec.compare_record(kdw, dws, DWARF_RECORD_CLIENT)
     checks += clients_perftest.compare_entries(perf, lib, impls)
     print_table([asdict(c) for c in checks], impls)
     for c in checks:
@@ -211,7 +220,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if c.verdicts.get(i) == "fail":
                 print("%s, %s on %s: %s" % (c.client, c.item, label(i), c.reasons.get(i, "")))
     for name, err in [(r.impl, r.error) for r in [kernel] + runs + [ksh] + shs] + \
-            [(r.impl, r.error) for r in [krec] + recs + [krsh] + rshs]:
+            [(r.impl, r.error) for r in [krec] + recs + [krsh] + rshs + ([kdw] if kdw else []) +
+             dws]:
         if err:
             print("%s: %s" % (label(name), err))
     if args.json:

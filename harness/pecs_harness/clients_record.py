@@ -1,6 +1,9 @@
 """Real clients, sampling: `perf record -e cpu-clock -g -- spin`, then `perf report
 --stdio` and `perf script`, on the kernel and on each implementation under the interposer;
-and the same of `sh -c 'spin; spin'`, whose samples come from the forked processes.
+the same of `sh -c 'spin; spin'`, whose samples come from the forked processes; and
+`perf record --call-graph dwarf` of spin built without frame pointers, whose callers
+perf finds only by unwinding the sampled registers and user stack copy (REGS_USER,
+STACK_USER) with the binaries' unwind tables.
 
 The checks compare what a person reads, not exact percentages: the top symbol of
 `perf report` is the same as the kernel's, it holds at least MIN_TOP_SHARE of the
@@ -73,12 +76,14 @@ def record_workload(spin: str, shell: bool) -> List[str]:
 
 
 def run_perf_record(perf: str, impl: str, lib: str, spin: str, work: str,
-                    shell: bool = False) -> RecordRun:
-    data = os.path.join(work, "record-%s%s.data" % (impl.replace("/", "_"),
-                                                    "-sh" if shell else ""))
+                    shell: bool = False, dwarf: bool = False) -> RecordRun:
+    data = os.path.join(work, "record-%s%s%s.data" % (impl.replace("/", "_"),
+                                                      "-sh" if shell else "",
+                                                      "-dwarf" if dwarf else ""))
     run = RecordRun(impl=impl)
+    graph = ["--call-graph", "dwarf"] if dwarf else ["-g"]
     try:
-        p = _run([perf, "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--"]
+        p = _run([perf, "record", "-q", "-e", "cpu-clock"] + graph + ["-o", data, "--"]
                  + record_workload(spin, shell), impl_env(impl, lib))
         if p.returncode != 0:
             # One line: the report's table cells hold it.

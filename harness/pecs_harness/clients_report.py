@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 STAT_EVENTS = ("task-clock", "cpu-clock", "page-faults", "context-switches")
 SHELL_CLIENT = "perf stat (sh -c)"
 SHELL_RECORD_CLIENT = "perf record (sh -c)"
+DWARF_RECORD_CLIENT = "perf record --call-graph dwarf"
 
 # The command each client ran: pieces of text, each a command line (True) or prose.
 COMMANDS = {
@@ -23,6 +24,11 @@ COMMANDS = {
                           (", then ", False), ("perf report --stdio", True), (" and ", False),
                           ("perf script", True),
                           (" (the samples of the processes the shell forks: inherit)", False)],
+    DWARF_RECORD_CLIENT: [("perf record -e cpu-clock --call-graph dwarf -- spin_nofp", True),
+                          (", then ", False), ("perf report --stdio", True), (" and ", False),
+                          ("perf script", True),
+                          (" (spin built without frame pointers: the callers come from "
+                           "unwinding the sampled registers and stack)", False)],
     "perf test": [("perf test", True), (" (the entry found by name in ", False),
                   ("perf test list", True), (")", False)],
 }

@@ -11,7 +11,9 @@ def main() -> int:
     root = os.path.join(os.environ["TEST_SRCDIR"], os.environ["TEST_WORKSPACE"])
     sys.dont_write_bytecode = True
     return clients.main(["--lib", os.path.join(root, "interpose/libpecs_interpose.so"),
-                         "--spin", os.path.join(root, "interpose/spin"), "--impl", "ref"])
+                         "--spin", os.path.join(root, "interpose/spin"),
+                         "--spin-nofp", os.path.join(root, "interpose/spin_nofp"),
+                         "--impl", "ref"])
 
 
 if __name__ == "__main__":

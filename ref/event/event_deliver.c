@@ -53,6 +53,7 @@ int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info)
 		.config = ev->attr.config,
 		.sigtrap = (ev->attr.flags & PECS_ATTR_SIGTRAP) != 0,
 		.sig_data = ev->attr.sig_data,
+		.stack_user = ev->attr.sample_stack_user,
 	};
 	pthread_mutex_unlock(&env->lock);
 	return 0;

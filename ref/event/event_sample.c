@@ -31,6 +31,9 @@ void ref_event_record_desc(const struct ref_event *ev, struct ref_record_desc *d
 		.exclude_callchain_user = (ev->attr.flags & PECS_ATTR_EXCLUDE_CALLCHAIN_USER) != 0,
 		.exclude_callchain_kernel =
 			(ev->attr.flags & PECS_ATTR_EXCLUDE_CALLCHAIN_KERNEL) != 0,
+		.regs_user = ev->attr.sample_regs_user,
+		.regs_intr = ev->attr.sample_regs_intr,
+		.stack_user = ev->attr.sample_stack_user,
 	};
 }
 

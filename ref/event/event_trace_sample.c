@@ -18,6 +18,7 @@
 
 #include "ref/event/event.h"
 #include "ref/event/event_trace.h"
+#include "ref/event/event_trace_regs.h"
 
 /* sysctl kernel.perf_event_max_stack's default: the kernel's walk stops there too. */
 #define MAX_FRAMES 127u
@@ -95,7 +96,8 @@ static int remember(struct ref_trace_maps *ms, const struct ref_trace_map *m)
 	return 0;
 }
 
-/* One /proc/PID/maps line into m; 0 when it is an executable mapping. */
+/* One /proc/PID/maps line into m; 0 when it is one. Executable or not: the events
+ * with mmap_data want the others too (ref_event_sb_mmap() picks). */
 static int parse_map(const char *line, struct ref_sb_map *m)
 {
 	char perms[8];
@@ -106,7 +108,7 @@ static int parse_map(const char *line, struct ref_sb_map *m)
 	size_t n;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-		   &min, &ino, &pos) < 7 || !pos || perms[2] != 'x')
+		   &min, &ino, &pos) < 7 || !pos)
 		return -1;
 	memset(m, 0, offsetof(struct ref_sb_map, name));
 	m->start = start;
@@ -115,7 +117,8 @@ static int parse_map(const char *line, struct ref_sb_map *m)
 	m->maj = maj;
 	m->min = min;
 	m->ino = ino;
-	m->prot = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) | 4u;
+	m->prot = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) |
+		  (perms[2] == 'x' ? 4u : 0);
 	m->flags = perms[3] == 's' ? 1u : 2u; /* MAP_SHARED : MAP_PRIVATE */
 	name = line + pos;
 	n = strcspn(name, "\n");
@@ -144,7 +147,7 @@ static uint64_t ino_generation(const char *path)
 	return (uint32_t)gen;
 }
 
-/* Tells the events each executable mapping they have not been told of yet. */
+/* Tells the events each mapping they have not been told of yet. */
 static void tell_maps(struct ref_tracer *t, struct ref_trace_task *k,
 		      const struct pecs_sample *src)
 {
@@ -287,6 +290,7 @@ void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k)
 	struct user_regs_struct regs;
 	uint64_t ips[MAX_FRAMES], now = ref_trace_cpu_ns(k);
 	struct ref_trace_maps *ms;
+	struct ref_trace_regs rs;
 	struct pecs_sample s;
 	int chain = 0;
 
@@ -308,7 +312,9 @@ void ref_trace_sample(struct ref_tracer *t, struct ref_trace_task *k)
 			s.time = mono_ns();
 			break;
 		}
+	ref_trace_regs_take(t->evs, t->nr, k->pid, &regs, &rs, &s);
 	for (size_t i = 0; i < t->nr; i++)
 		if (on_cpu(t->evs[i], k, &s) && ref_attr_is_sampling(&t->evs[i]->attr))
 			ref_event_deliver_locked(t->evs[i], &s);
+	ref_trace_regs_done(&rs);
 }

@@ -54,6 +54,7 @@ struct ref_event_info {
 	uint64_t config;
 	int sigtrap;        /* attr.sigtrap: each overflow sends SIGTRAP with sig_data */
 	uint64_t sig_data;
+	uint32_t stack_user; /* attr.sample_stack_user: STACK_USER's bytes */
 };
 int ref_event_get_info(struct ref_event *ev, struct ref_event_info *info);
 

@@ -95,6 +95,9 @@ static int on_start(void *priv, struct ref_event *ev)
 	en.sigtrap = info.sigtrap;
 	en.sig_data = info.sig_data;
 	en.sig_type = info.type;
+	en.user_regs = (info.sample_type & (PECS_SAMPLE_REGS_USER | PECS_SAMPLE_REGS_INTR |
+					    PECS_SAMPLE_STACK_USER)) != 0;
+	en.user_stack = info.sample_type & PECS_SAMPLE_STACK_USER ? info.stack_user : 0;
 	en.output = g->output;
 	return ref_profiler_session_enable(g->session, &en);
 }

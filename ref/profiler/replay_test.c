@@ -16,8 +16,11 @@
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/vectors.h"
 
-static const struct ref_profiler_sampling sampling = { 1000000, REF_PROFILER_NANOSECONDS,
-						       REF_PROFILER_CALLGRAPH_FRAME_POINTER };
+static const struct ref_profiler_sampling sampling = {
+	.period = 1000000,
+	.timebase = REF_PROFILER_NANOSECONDS,
+	.callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER,
+};
 static const struct ref_profiler_target target = { .kind = REF_PROFILER_TASK_PROCESS, .koid = 1 };
 
 static struct ref_profiler *replay_of(const uint8_t *data, size_t len, size_t chunk)

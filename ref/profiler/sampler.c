@@ -14,9 +14,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "pecs/stream/fxt_format.h"
 #include "pecs/stream/fxt_writer.h"
 #include "pecs/stream/markup_writer.h"
 #include "pecs/stream/stream.h"
+#include "capture.h"
 #include "cpu_timer.h"
 #include "sampler_signals.h"
 #include "profiler_impl.h"
@@ -27,6 +29,13 @@
  * backtrace plus two kernel object records. Lives on the target thread's stack. */
 #define RECORD_MAX 10240u
 #define DEFAULT_MAX_FRAMES 127u
+/* A record that also carries registers and stack: the pecs.user_regs blob is one FXT
+ * record, so its stack copy is what fits one beside the registers. Lives in the
+ * sampler (the handler is its one producer), not on the sampled thread's stack. */
+#define BLOB_MAX (REF_FXT_MAX_WORDS * REF_FXT_WORD)
+#define STACK_COPY_MAX                                                                    \
+	((BLOB_MAX - 8 - 16 - 16 - 8 * REF_CAPTURE_NR_REGS) & ~(size_t)7)
+#define STAGE_MAX (RECORD_MAX + BLOB_MAX)
 /* At most this many samples from one signal: one, the stack of its own moment. A signal
  * that stands for several periods came late (the thread ran on while its handler could
  * not run); Linux's hrtimer writes one sample for the periods it overran too
@@ -67,6 +76,8 @@ struct sampler {
 	unsigned rate;        /* the clock's speed limit against wall time (cpu_timer) */
 	unsigned max_frames;
 	enum pecs_stream_format output;
+	bool user_regs;       /* each FXT sample carries registers and user_stack bytes */
+	uint32_t user_stack;
 
 	uint64_t period;      /* ns of CPU time between samples */
 	uint64_t generation;  /* this run's, in every signal's value (signal_value()) */
@@ -84,12 +95,18 @@ struct sampler {
 	uint64_t ips[REF_STREAM_MAX_FRAMES]; /* the handler's scratch: off its frame, which
 					      * already holds a record */
 	bool announced;
+	/* The handler's scratch for a sample with registers (user_regs). */
+	uint32_t regs_abi;
+	uint64_t regs[REF_CAPTURE_NR_REGS];
+	size_t stack_len;
+	uint8_t stack_copy[STACK_COPY_MAX];
+	uint8_t big[STAGE_MAX];
 
 	uint64_t read_end;    /* mark_end's: UINT64_MAX, or where the reads stop once */
 	/* The consumer's current entry, for reads smaller than an entry. */
 	struct spsc_entry stage_entry;
 	size_t stage_len, stage_pos;
-	uint8_t stage[RECORD_MAX];
+	uint8_t stage[STAGE_MAX];
 };
 
 /* The process-wide part, which a signal handler cannot do without: a handler is the
@@ -129,8 +146,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const uint64_t *ips,
-			   unsigned n)
+static size_t write_record(struct sampler *s, uint8_t *rec, size_t cap, uint64_t t,
+			   const uint64_t *ips, unsigned n)
 {
 	struct ref_fxt_who who = { 0, (uint64_t)s->pid, (uint64_t)s->tid };
 	struct ref_fxt_str no_name = { NULL, 0, 0 };
@@ -138,21 +155,39 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
 	ssize_t w;
 
 	if (s->output == PECS_STREAM_MARKUP) {
-		w = ref_markup_write_sample((char *)rec, RECORD_MAX, s->pid, s->tid, ips, n);
+		/* Markup has no element for registers: its samples carry none. */
+		w = ref_markup_write_sample((char *)rec, cap, s->pid, s->tid, ips, n);
 		return w < 0 ? 0 : (size_t)w;
 	}
 	if (!s->announced) {
 		/* Fuchsia's profiler names each new process and thread before its first
 		 * backtrace. Markup has no such record. */
-		w = ref_fxt_write_kernel_object(rec, RECORD_MAX, ZX_OBJ_TYPE_PROCESS, s->pid,
+		w = ref_fxt_write_kernel_object(rec, cap, ZX_OBJ_TYPE_PROCESS, s->pid, &no_name);
+		len += w > 0 ? (size_t)w : 0;
+		w = ref_fxt_write_kernel_object(rec + len, cap - len, ZX_OBJ_TYPE_THREAD, s->tid,
 						&no_name);
 		len += w > 0 ? (size_t)w : 0;
-		w = ref_fxt_write_kernel_object(rec + len, RECORD_MAX - len, ZX_OBJ_TYPE_THREAD,
-						s->tid, &no_name);
+	}
+	/* Right before the backtrace it belongs to (fxt_format.h). */
+	if (s->user_regs) {
+		w = ref_fxt_write_user_regs(rec + len, cap - len, s->regs_abi, s->regs,
+					    s->regs_abi ? REF_CAPTURE_NR_REGS : 0, s->stack_copy,
+					    s->regs_abi ? s->stack_len : 0);
 		len += w > 0 ? (size_t)w : 0;
 	}
-	w = ref_fxt_write_backtrace(rec + len, RECORD_MAX - len, &who, t, ips, n);
+	w = ref_fxt_write_backtrace(rec + len, cap - len, &who, t, ips, n);
 	return w < 0 ? 0 : len + (size_t)w;
+}
+
+/* The interrupted registers, and the stack above their SP as far as the event asks
+ * and one blob holds (a request past STACK_COPY_MAX gets a shorter dyn_size). */
+static void capture(struct sampler *s, ucontext_t *uc)
+{
+	size_t n = s->user_stack < STACK_COPY_MAX ? s->user_stack : STACK_COPY_MAX;
+
+	s->regs_abi = ref_capture_regs(uc, s->regs);
+	s->stack_len = s->regs_abi ? ref_capture_stack(s->regs[REF_CAPTURE_REG_SP],
+						       s->stack_copy, n) : 0;
 }
 
 /* One signal: the periods the CPU-time clock passed since the last one, usually one.
@@ -161,7 +196,9 @@ static size_t write_record(struct sampler *s, uint8_t *rec, uint64_t t, const ui
  * moment the latest ended, as if the thread had run without a break since. */
 static void take_samples(struct sampler *s, ucontext_t *uc)
 {
-	uint8_t rec[RECORD_MAX];
+	uint8_t small[RECORD_MAX];
+	uint8_t *rec = s->user_regs ? s->big : small;
+	size_t cap = s->user_regs ? sizeof(s->big) : sizeof(small);
 	uint64_t t0 = now_ns(), dt, late;
 	uint64_t n = ref_cpu_timer_take(&s->timer, t0, &late);
 	struct spsc_entry e = { 0, 0, 0 };
@@ -184,6 +221,8 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 	if (batch == 1)
 		late = 0; /* one sample: dated when its stack was taken */
 	nr_ips = ref_unwind_signal_frame(uc, s->ips, s->max_frames);
+	if (s->user_regs)
+		capture(s, uc);
 	if (s->sigtrap)
 		ref_sampler_send_sigtrap(s->pid, s->tid, s->sig_data, s->sig_type);
 
@@ -197,7 +236,7 @@ static void take_samples(struct sampler *s, ucontext_t *uc)
 			t = s->last_time + 1;
 		s->last_time = t;
 		e.time = t;
-		e.len = write_record(s, rec, t, s->ips, nr_ips);
+		e.len = write_record(s, rec, cap, t, s->ips, nr_ips);
 		if (e.len && ref_spsc_push(&s->buf, &e, rec) == 0) {
 			s->announced = true;
 			taken++;
@@ -295,6 +334,8 @@ static int sampler_configure(struct ref_profiler *p)
 		return REF_PROFILER_INVALID_CONFIGURATION;
 	s->max_frames = p->sampling.callgraph == REF_PROFILER_CALLGRAPH_NONE ? 1 : s->opts.max_frames;
 	s->output = p->output;
+	s->user_regs = p->sampling.user_regs != 0;
+	s->user_stack = p->sampling.user_stack;
 	s->cpu = t->cpu_bound ? t->cpu : -1;
 	s->sigtrap = t->sigtrap;
 	s->sig_data = t->sig_data;
@@ -465,7 +506,7 @@ static ssize_t sampler_read(struct ref_profiler *p, void *buf, size_t len, uint3
 		}
 		if (!ref_spsc_pop(&s->buf, &s->stage_entry, s->stage, sizeof(s->stage)))
 			return 0;
-		/* Entries are built in a RECORD_MAX buffer, so they always fit. */
+		/* Entries are built in a STAGE_MAX buffer at most, so they always fit. */
 		s->stage_len = s->stage_entry.len < sizeof(s->stage) ? s->stage_entry.len
 								     : sizeof(s->stage);
 		if (s->stage_len == 0)

@@ -239,7 +239,7 @@ static void test_refused_configurations(void **state)
 		.period_ns = 1000000, .kind = REF_PROFILER_TASK_PROCESS,
 		.pid = 1, .tid = 1,
 	};
-	struct ref_profiler_sampling cycles = { 1000, REF_PROFILER_CYCLES, 0 };
+	struct ref_profiler_sampling cycles = { .period = 1000, .timebase = REF_PROFILER_CYCLES };
 	struct ref_profiler_target me = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
 	struct ref_profiler_config cfg = { .samplings = &cycles,
 					   .nr_samplings = 1, .targets = &me, .nr_targets = 1 };
@@ -319,8 +319,8 @@ static void test_other_thread(void **state)
 static void test_raw_stream_reads(void **state)
 {
 	struct ref_profiler *p;
-	struct ref_profiler_sampling sm = { 1000000, REF_PROFILER_NANOSECONDS,
-					    REF_PROFILER_CALLGRAPH_FRAME_POINTER };
+	struct ref_profiler_sampling sm = { .period = 1000000, .timebase = REF_PROFILER_NANOSECONDS,
+					    .callgraph = REF_PROFILER_CALLGRAPH_FRAME_POINTER };
 	struct ref_profiler_target tg = { .kind = REF_PROFILER_TASK_THREAD, .koid = (uint64_t)gettid() };
 	struct ref_profiler_config cfg = { .samplings = &sm, .nr_samplings = 1,
 					   .targets = &tg, .nr_targets = 1 };

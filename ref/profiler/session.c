@@ -202,6 +202,8 @@ static int enable_locked(struct ref_profiler_session *s, const struct ref_profil
 	sampling.period = en->period_ns;
 	sampling.timebase = REF_PROFILER_NANOSECONDS;
 	sampling.callgraph = en->callgraph;
+	sampling.user_regs = en->user_regs;
+	sampling.user_stack = en->user_stack;
 	target.kind = en->kind;
 	target.koid = en->kind == REF_PROFILER_TASK_THREAD ? en->tid : en->pid;
 	target.thread = en->tid;

@@ -7,6 +7,7 @@
 
 #include "pecs/opts.h"
 #include "ref/record/record.h"
+#include "record_regs.h"
 
 /* Largest multiple of 8 a u16 header size can hold: every record length is one. */
 #define RECORD_SIZE_MAX 65528u
@@ -151,6 +152,8 @@ static int sample_valid(const struct pecs_sample *s)
 		return -EINVAL;
 	if (s->raw_size && (!s->raw || (s->raw_size + 4u) % 8u))
 		return -EINVAL;
+	if ((s->nr_regs && !s->regs) || (s->stack_size && !s->stack))
+		return -EINVAL;
 	return 0;
 }
 
@@ -258,29 +261,17 @@ ssize_t ref_record_encode_lost(const struct ref_record_desc *d, uint64_t lost,
 
 /* ---- PERF_RECORD_SAMPLE --------------------------------------------------------- */
 
-static int cpumode_is_kernel(uint16_t misc)
-{
-	switch (misc & PECS_MISC_CPUMODE_MASK) {
-	case PECS_MISC_KERNEL:
-	case PECS_MISC_HYPERVISOR:
-	case PECS_MISC_GUEST_KERNEL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* perf_callchain() stores nothing, not even a marker, for an excluded part. */
 static int callchain_empty(const struct ref_record_desc *d, const struct pecs_sample *s)
 {
-	return cpumode_is_kernel(s->misc) ? d->exclude_callchain_kernel
+	return ref_record_cpumode_is_kernel(s->misc) ? d->exclude_callchain_kernel
 					  : d->exclude_callchain_user;
 }
 
 /* The record's bytes apart from callchain entries, counting the callchain's nr and its
  * context marker; 0 with *err set when the values are unusable. */
 static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pecs_sample *s,
-				const struct ref_read_values *rv, int *err)
+				const struct ref_read_values *rv, uint32_t *ustack, int *err)
 {
 	uint64_t st = d->sample_type;
 	size_t size = 8;
@@ -307,6 +298,7 @@ static size_t sample_fixed_size(const struct ref_record_desc *d, const struct pe
 	/* FIXED_U64_FIELDS counted RAW as the empty payload's 8 bytes. */
 	if ((st & PECS_SAMPLE_RAW) && s->raw_size)
 		size += 4 + (size_t)s->raw_size - 8;
+	size = ref_record_regs_stack_size(d, s, size, ustack);
 	if (size > RECORD_SIZE_MAX) {
 		*err = -E2BIG;
 		return 0;
@@ -335,13 +327,13 @@ static int sample_prepare(const struct ref_record_desc *d, const struct pecs_sam
 			  struct pecs_sample *s, size_t *fixed, uint32_t *keep)
 {
 	int err = desc_load(d, dd);
+	uint32_t ustack;
 
+	if (!err)
+		err = sample_load(su, s);
 	if (err)
 		return err;
-	err = sample_load(su, s);
-	if (err)
-		return err;
-	*fixed = sample_fixed_size(dd, s, rv, &err);
+	*fixed = sample_fixed_size(dd, s, rv, &ustack, &err);
 	if (err)
 		return err;
 	*keep = callchain_keep(dd, s, *fixed);
@@ -387,7 +379,7 @@ ssize_t ref_record_plan_sample(const struct ref_record_desc *d, const struct pec
 	if (!err)
 		err = sample_view(s, &plan->scopy, &plan->s);
 	if (!err)
-		plan->fixed = sample_fixed_size(plan->d, plan->s, rv, &err);
+		plan->fixed = sample_fixed_size(plan->d, plan->s, rv, &plan->ustack, &err);
 	if (err)
 		return err;
 	plan->keep = callchain_keep(plan->d, plan->s, plan->fixed);
@@ -424,7 +416,7 @@ static uint64_t context_marker(uint16_t misc)
 /* The fields after the callchain, in perf_output_sample() order: what the engine has no
  * data for is written as Linux writes it when it has none. */
 static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd,
-			    const struct pecs_sample *s, uint64_t st)
+			    const struct pecs_sample *s, uint64_t st, uint32_t ustack)
 {
 	uint32_t raw_size = s->raw_size;
 
@@ -439,12 +431,12 @@ static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd,
 	/* Software events cannot open with BRANCH_STACK; were one to, nr would be 0. */
 	if (st & PECS_SAMPLE_BRANCH_STACK)
 		put_u64(c, 0);
-	/* abi 0 (PERF_SAMPLE_REGS_ABI_NONE): the engine captures no registers. */
+	/* Without captured registers: abi 0 (PERF_SAMPLE_REGS_ABI_NONE), and a stack
+	 * size 0 with no dyn_size, as the kernel writes for a task without user regs. */
 	if (st & PECS_SAMPLE_REGS_USER)
-		put_u64(c, 0);
-	/* size 0 and so no dyn_size: no stack bytes were copied. */
+		ref_record_put_regs(c->p, s, s->regs_abi, dd->regs_user, &c->p);
 	if (st & PECS_SAMPLE_STACK_USER)
-		put_u64(c, 0);
+		ref_record_put_ustack(c->p, s, ustack, &c->p);
 	if (st & WEIGHT_TYPE)
 		put_u64(c, 0);
 	if (st & PECS_SAMPLE_DATA_SRC)
@@ -452,7 +444,8 @@ static void put_sample_tail(struct cursor *c, const struct ref_record_desc *dd,
 	if (st & PECS_SAMPLE_TRANSACTION)
 		put_u64(c, 0);
 	if (st & PECS_SAMPLE_REGS_INTR)
-		put_u64(c, 0);
+		ref_record_put_regs(c->p, s, ref_record_has_intr_regs(s) ? s->regs_abi : 0,
+				    dd->regs_intr, &c->p);
 	/* The engine has no page tables to translate addr with. */
 	if (st & PECS_SAMPLE_PHYS_ADDR)
 		put_u64(c, 0);
@@ -510,7 +503,7 @@ ssize_t ref_record_encode_planned(const struct ref_record_plan *plan, void *out,
 			memcpy(c.p, s->ips, 8 * (size_t)keep);
 		c.p += 8 * (size_t)keep;
 	}
-	put_sample_tail(&c, dd, s, st);
+	put_sample_tail(&c, dd, s, st, plan->ustack);
 	return (ssize_t)size;
 }
 

@@ -52,6 +52,11 @@ struct ref_record_desc {
 	 * excluded the kernel writes an empty callchain, nr 0 and no marker (measured). */
 	int exclude_callchain_user;
 	int exclude_callchain_kernel;
+	/* attr.sample_regs_user/_intr and sample_stack_user: which registers REGS_USER and
+	 * REGS_INTR write of a sample that has them (pecs_sample.regs_abi), and the stack
+	 * bytes STACK_USER asks for. */
+	uint64_t regs_user, regs_intr;
+	uint32_t stack_user;
 };
 
 
@@ -86,6 +91,7 @@ struct ref_record_plan {
 	const struct ref_read_values *rv;
 	size_t size, fixed;
 	uint32_t keep;
+	uint32_t ustack; /* STACK_USER's dump size (0: the field is the u64 0 alone) */
 };
 
 /* Fills *plan; the record's size, or what ref_record_sample_size() returns on error. */

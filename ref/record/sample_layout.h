@@ -35,9 +35,10 @@ int ref_record_layout_plan(const struct ref_record_desc *d, struct ref_record_la
 
 static inline int ref_record_layout_fits(const struct pecs_sample *s)
 {
-	/* A RAW payload (a tracepoint's) varies per sample: the layout has the empty one. */
+	/* A RAW payload (a tracepoint's) varies per sample: the layout has the empty one;
+	 * so do captured registers and stack: the layout has abi 0 and no dump. */
 	return s->size == sizeof(*s) && (s->misc == 0 || s->misc == PECS_MISC_USER) &&
-	       (s->ips || !s->nr_ips) && !s->raw_size;
+	       (s->ips || !s->nr_ips) && !s->raw_size && !s->regs_abi;
 }
 
 static inline uint32_t ref_record_layout_keep(const struct ref_record_layout *l,

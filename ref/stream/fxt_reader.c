@@ -51,6 +51,7 @@ void ref_fxt_reader_free(struct ref_fxt_reader *r)
 	if (!r)
 		return;
 	free(r->pend);
+	free(r->stack);
 	for (size_t i = 0; i < NR_STRING_PAGES; i++)
 		free(r->strings[i]);
 	free(r->arena);

@@ -82,6 +82,14 @@ struct ref_fxt_reader {
 	 * comes; pend_cap grows to that record's size. */
 	size_t pend_cap;
 	uint8_t *pend;
+
+	/* A pecs.user_regs blob waiting for the backtrace it belongs to (fxt_user_regs.c);
+	 * its stack bytes are copied, as the blob's may be gone when the backtrace comes. */
+	bool regs_pending;
+	uint32_t regs_abi, nr_regs;
+	uint64_t regs[REF_FXT_USER_REGS_MAX];
+	uint8_t *stack;
+	size_t stack_len, stack_cap;
 };
 
 static inline uint64_t le64(const uint8_t *p)
@@ -110,5 +118,11 @@ int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t w
 /* Whole small records at p while there are (after the magic, nothing pending): 0 and
  * the bytes decoded in *taken, or the error of the record at p + *taken. */
 int ref_fxt_reader_run(struct ref_fxt_reader *r, const uint8_t *p, size_t len, size_t *taken);
+
+/* fxt_user_regs.c: a blob record: 0 when it was the pecs.user_regs blob (now pending),
+ * 1 when it is someone else's (passed over), or the error. */
+int ref_fxt_reader_blob(struct ref_fxt_reader *r, const uint8_t *rec, size_t words);
+/* Gives s the pending registers and stack, if any, and clears them. */
+void ref_fxt_reader_take_regs(struct ref_fxt_reader *r, struct pecs_sample *s);
 
 #endif /* REF_STREAM_FXT_READER_IMPL_H */

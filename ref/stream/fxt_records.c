@@ -238,6 +238,7 @@ do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 		mapped = !map_koid(r, pkoid, &pid) && !map_koid(r, tkoid, &tid);
 	}
 	if (!mapped) {
+		r->regs_pending = false;
 		r->stats.dropped_unmapped++;
 		return 0;
 	}
@@ -261,6 +262,8 @@ do_backtrace(struct ref_fxt_reader *r, const uint8_t *rec, size_t words)
 			 : ref_fxt_ticks_to_ns(le64(rec + 8), r->ticks_per_second);
 	s.misc = PECS_MISC_USER;
 	s.nr_ips = nr;
+	if (__builtin_expect(r->regs_pending, 0))
+		ref_fxt_reader_take_regs(r, &s);
 	ret = r->target.sink(r->target.sink_ctx, &s);
 	if (ret < 0) {
 		ref_fxt_reader_fail(r, REF_STREAM_E_SINK);
@@ -322,6 +325,10 @@ int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t w
 	uint64_t h = le64(rec);
 	int ret = 0;
 
+	/* The registers belong to the record right after them, a backtrace, or to none. */
+	if ((h & 0xf) != REF_FXT_BLOB && ((h & 0xf) != REF_FXT_PROFILER ||
+					    ref_fxt_field(h, 16, 19) != REF_FXT_PROF_BACKTRACE))
+		r->regs_pending = false;
 	switch (h & 0xf) {
 	case REF_FXT_METADATA:
 		ret = do_metadata(r, rec, words);
@@ -337,6 +344,13 @@ int ref_fxt_reader_record(struct ref_fxt_reader *r, const uint8_t *rec, size_t w
 		break;
 	case REF_FXT_KERNEL_OBJECT:
 		ret = do_kernel_object(r, rec, words);
+		break;
+	case REF_FXT_BLOB:
+		ret = ref_fxt_reader_blob(r, rec, words);
+		if (ret == 1) {
+			r->stats.skipped++;
+			return 0;
+		}
 		break;
 	case REF_FXT_PROFILER:
 		switch (ref_fxt_field(h, 16, 19)) {
@@ -403,6 +417,7 @@ bool ref_fxt_reader_decodes(uint64_t h)
 	case REF_FXT_STRING:
 	case REF_FXT_THREAD:
 	case REF_FXT_KERNEL_OBJECT:
+	case REF_FXT_BLOB:
 		return true;
 	case REF_FXT_PROFILER:
 		return ref_fxt_field(h, 16, 19) <= REF_FXT_PROF_BACKTRACE;

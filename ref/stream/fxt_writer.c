@@ -237,3 +237,30 @@ ssize_t ref_fxt_write_mmap(void *buf, size_t cap, const struct ref_fxt_who *who,
 	put64(p + at + 16, vaddr);
 	return bytes;
 }
+
+ssize_t ref_fxt_write_user_regs(void *buf, size_t cap, uint32_t abi, const uint64_t *regs,
+				size_t nr_regs, const void *stack, size_t stack_len)
+{
+	static const char name[] = REF_FXT_USER_REGS_NAME;
+	size_t name_len = sizeof(name) - 1, payload = 16 + 8 * nr_regs + stack_len, at;
+	size_t bytes = 8 + pad8(name_len) + pad8(payload);
+	uint8_t *p = buf;
+	ssize_t ret;
+
+	if (nr_regs > REF_FXT_USER_REGS_MAX || payload > REF_FXT_BLOB_MAX_PAYLOAD)
+		return -EINVAL;
+	ret = check(bytes, cap);
+	if (ret)
+		return ret;
+	put64(p, header(REF_FXT_BLOB, bytes) |
+			 ref_fxt_put(REF_FXT_STRREF_INLINE | name_len, 16, 31) |
+			 ref_fxt_put(payload, 32, 46) | ref_fxt_put(REF_FXT_BLOB_DATA, 48, 55));
+	at = 8 + put_padded(p + 8, name, name_len);
+	put64(p + at, abi);
+	put64(p + at + 8, nr_regs);
+	at += 16;
+	for (size_t i = 0; i < nr_regs; i++, at += 8)
+		put64(p + at, regs[i]);
+	put_padded(p + at, stack, stack_len);
+	return bytes;
+}

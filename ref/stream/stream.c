@@ -41,6 +41,7 @@ const char *ref_stream_errc_name(enum ref_stream_errc code)
 	case REF_FXT_E_BAD_BACKTRACE: return "FXT_BAD_BACKTRACE";
 	case REF_FXT_E_BAD_MODULE: return "FXT_BAD_MODULE";
 	case REF_FXT_E_BAD_MMAP: return "FXT_BAD_MMAP";
+	case REF_FXT_E_BAD_USER_REGS: return "FXT_BAD_USER_REGS";
 	case REF_MARKUP_E_LINE_TOO_LONG: return "MARKUP_LINE_TOO_LONG";
 	case REF_MARKUP_E_BAD_LINE: return "MARKUP_BAD_LINE";
 	case REF_MARKUP_E_BAD_ELEMENT: return "MARKUP_BAD_ELEMENT";

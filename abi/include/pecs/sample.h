@@ -26,6 +26,23 @@ struct pecs_sample {
 	 * as the kernel pads it); NULL/0 for an event that has none. */
 	const void *raw;
 	uint32_t raw_size;
+	/* Appended: the sampled thread's user registers, for REGS_USER and REGS_INTR.
+	 * regs_abi as perf_reg_abi() names it (PECS_SAMPLE_REGS_ABI_*); NONE (0) when none
+	 * were captured, and then no stack either. regs[i] is register number i of the
+	 * architecture's perf numbering (x86-64: enum perf_event_x86_regs), nr_regs of them;
+	 * the encoder picks the mask's. */
+	uint32_t regs_abi;
+	uint32_t nr_regs;
+	const uint64_t *regs;
+	/* Appended: user stack bytes copied from the sampled SP upwards (STACK_USER), as
+	 * many as were readable up to what the event asked for: the record's dyn_size. */
+	const void *stack;
+	uint32_t stack_size;
 };
+
+/* perf_event.h's enum perf_sample_regs_abi. */
+#define PECS_SAMPLE_REGS_ABI_NONE 0u
+#define PECS_SAMPLE_REGS_ABI_32 1u
+#define PECS_SAMPLE_REGS_ABI_64 2u
 
 #endif /* PECS_SAMPLE_H */

@@ -49,6 +49,11 @@ struct ref_profiler_sampling {
 	uint64_t period;                     /* in units of timebase; > 0 */
 	enum ref_profiler_counter timebase;
 	enum ref_profiler_callgraph callgraph;
+	/* A live sampler's extra capture (Linux's REGS_USER/REGS_INTR and STACK_USER):
+	 * the interrupted user registers, and up to user_stack bytes from their SP. A
+	 * profiler that has neither ignores them. */
+	int user_regs;
+	uint32_t user_stack;
 };
 
 enum ref_profiler_task_kind {

@@ -54,6 +54,10 @@ struct ref_profiler_enable {
 	int sigtrap;
 	uint64_t sig_data;
 	uint32_t sig_type;
+	/* The event samples registers (REGS_USER, REGS_INTR or STACK_USER), and
+	 * STACK_USER's bytes: what a live sampler captures with each sample. */
+	int user_regs;
+	uint32_t user_stack;
 };
 
 struct ref_profiler_session_result {

@@ -42,6 +42,19 @@ enum ref_fxt_profiler_type {
 	REF_FXT_PROF_BACKTRACE = 2,
 };
 
+/* A blob record ([16..31] name, [32..46] payload bytes, [48..55] blob type). */
+#define REF_FXT_BLOB_DATA 1u
+#define REF_FXT_BLOB_MAX_PAYLOAD 0x7fffu
+
+/* pecs's own blob, which the live sampler writes right before a backtrace to carry what
+ * FXT has no field for: the sampled thread's user registers and a copy of its stack.
+ * A data blob with this inline name; its payload is u64 abi (PECS_SAMPLE_REGS_ABI_*),
+ * u64 nr_regs, nr_regs u64 registers in the architecture's perf numbering, then the
+ * stack bytes copied from the registers' SP. It belongs to the next record, which must
+ * be a backtrace; streams without it (Starnix's) have samples without registers. */
+#define REF_FXT_USER_REGS_NAME "pecs.user_regs"
+#define REF_FXT_USER_REGS_MAX 64u
+
 /* Bits lo..hi of w. */
 static inline uint64_t ref_fxt_field(uint64_t w, unsigned lo, unsigned hi)
 {

@@ -45,5 +45,8 @@ ssize_t ref_fxt_write_module(void *buf, size_t cap, const struct ref_fxt_who *wh
 ssize_t ref_fxt_write_mmap(void *buf, size_t cap, const struct ref_fxt_who *who,
 			   uint64_t ticks, uint16_t module_id, uint8_t flags, uint64_t start,
 			   uint64_t range, uint64_t vaddr);
+/* The REF_FXT_USER_REGS_NAME blob (fxt_format.h) for the backtrace written next. */
+ssize_t ref_fxt_write_user_regs(void *buf, size_t cap, uint32_t abi, const uint64_t *regs,
+				size_t nr_regs, const void *stack, size_t stack_len);
 
 #endif /* PECS_STREAM_FXT_WRITER_H */

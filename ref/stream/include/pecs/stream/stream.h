@@ -70,6 +70,7 @@ enum ref_stream_errc {
 	REF_FXT_E_BAD_BACKTRACE,      /* backtrace size differs from its frame count */
 	REF_FXT_E_BAD_MODULE,         /* module size differs from its name and build id */
 	REF_FXT_E_BAD_MMAP,           /* mmap size differs from its fields */
+	REF_FXT_E_BAD_USER_REGS,      /* a pecs.user_regs blob whose payload is malformed */
 
 	REF_MARKUP_E_LINE_TOO_LONG = 200,
 	REF_MARKUP_E_BAD_LINE,        /* neither a number, markup, nor blank */
