@@ -271,9 +271,9 @@ PECS_CASE("Required.Fasync.Signal.PollInAtEachWakeup", "fasync,sampling,mmap,pol
 	fd = async_sampler(t, signo, 1);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), 0, "nothing written yet");
-	run_for(t, fd, 20 * MS);
+	run_for(t, fd, 40 * MS);
 	n = wait_signals(1, 2000);
-	PECS_CHECK(t, n >= 1, "20 ms of 1 ms overflows with O_ASYNC: no signal");
+	PECS_CHECK(t, n >= 1, "40 ms of 1 ms overflows with O_ASYNC: no signal");
 	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
 	samples = pecs_ring_count(&r, PECS_RECORD_SAMPLE);
 	PECS_CHECK(t, samples >= 1 && n <= samples, "%d signals for %d samples", n, samples);
@@ -291,11 +291,11 @@ PECS_CASE("Required.Fasync.Signal.EveryOverflowBeforeWakeupEvents", "fasync,samp
 	catch_signal(t, signo);
 	fd = async_sampler(t, signo, 100000);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
-	run_for(t, fd, 20 * MS);
+	run_for(t, fd, 40 * MS);
 	/* First, as it makes an implementation write what it has taken. */
 	rev = pecs_poll(t, fd, POLLIN, 0);
 	samples = pecs_ring_count(&r, PECS_RECORD_SAMPLE);
-	PECS_CHECK(t, samples >= 4, "20 ms at 1 ms: only %d samples", samples);
+	PECS_CHECK(t, samples >= 4, "40 ms at 1 ms: only %d samples", samples);
 	PECS_CHECK_EQ(t, rev, 0, "wakeup_events not reached: not ready");
 	n = wait_signals(samples, 2000);
 	PECS_CHECK(t, 2 * n >= samples && n <= samples, "%d signals for %d samples", n, samples);
@@ -330,7 +330,7 @@ PECS_CASE("Required.Fasync.Signal.PlainSigioWithoutSetsig", "fasync,sampling",
 
 	catch_signal(t, SIGIO);
 	fd = async_sampler(t, 0, 1);
-	run_for(t, fd, 10 * MS);
+	run_for(t, fd, 40 * MS);
 	n = wait_signals(1, 2000);
 	PECS_CHECK(t, n >= 1, "no SIGIO");
 	check_each(t, n, SIGIO, SI_KERNEL, 0, 0);
@@ -344,7 +344,7 @@ PECS_CASE("Required.Fasync.Signal.SetsigSigioFullInfo", "fasync,sampling",
 
 	catch_signal(t, SIGIO);
 	fd = async_sampler(t, SIGIO, 1);
-	run_for(t, fd, 10 * MS);
+	run_for(t, fd, 40 * MS);
 	n = wait_signals(1, 2000);
 	PECS_CHECK(t, n >= 1, "no SIGIO");
 	check_each(t, n, SIGIO, POLL_IN, BAND_IN, fd);
@@ -359,7 +359,7 @@ PECS_CASE("Required.Fasync.Signal.SignalSpecificCodesSiSigio", "fasync,sampling"
 
 	catch_signal(t, SIGSYS);
 	fd = async_sampler(t, SIGSYS, 1);
-	run_for(t, fd, 10 * MS);
+	run_for(t, fd, 40 * MS);
 	n = wait_signals(1, 2000);
 	PECS_CHECK(t, n >= 1, "no SIGSYS");
 	check_each(t, n, SIGSYS, SI_SIGIO, BAND_IN, fd);
@@ -406,7 +406,7 @@ static int thread_owner_run(struct pecs_t *t, int signo, pid_t *owner, int *fdp)
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN_EX, (unsigned long)&ex), 0);
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
-	run_for(t, fd, 10 * MS);
+	run_for(t, fd, 40 * MS);
 	n = wait_signals(1, 2000);
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, 0), 0);
 	PECS_CHECK_OK(t, pecs_spinner_finish(&sp));

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pecs/interpose.h"
+#include "pecs/exec_note.h"
 #include "ref/event/event.h"
 
 /* NULL without the interposer. */
