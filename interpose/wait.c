@@ -65,24 +65,16 @@ static pid_t tracer_of(pid_t pid)
 	return at ? (pid_t)strtol(at + sizeof(key) - 1, NULL, 10) : 0;
 }
 
-/* A ptrace stop that another thread of this process traces the child for, as the
- * implementation's tracer does (ref samples another process with ptrace from a thread of
- * its own): Linux reports it to every thread's wait in the tracer's process, even with
- * no WUNTRACED (kernel/exit.c wait_consider_task(): "traced by its real parent's
- * group"), and a wait that takes it leaves the tracee stopped with no tracer to resume
- * it. The tracer's own waits pass. */
+/* A ptrace stop the caller does not trace the child for: another thread of this process
+ * does, as the implementation's tracer does (ref samples another process with ptrace
+ * from a thread of its own). Linux reports it to every thread's wait in the tracer's
+ * process, even with no WUNTRACED (kernel/exit.c wait_consider_task(): "traced by its
+ * real parent's group"), and a wait that takes it leaves the tracee stopped with no
+ * tracer to resume it. A tracer that detached between the look and the read of its id
+ * (TracerPid 0) counts too: the look is made again. The tracer's own waits pass. */
 static bool foreign_trap(const siginfo_t *si)
 {
-	char path[64];
-	pid_t tracer;
-
-	if (si->si_code != CLD_TRAPPED)
-		return false;
-	tracer = tracer_of(si->si_pid);
-	if (tracer <= 0 || tracer == (pid_t)syscall(SYS_gettid))
-		return false;
-	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tracer);
-	return access(path, F_OK) == 0;
+	return si->si_code == CLD_TRAPPED && tracer_of(si->si_pid) != (pid_t)syscall(SYS_gettid);
 }
 
 enum settled { GO_ON, FAILED, NOTHING };

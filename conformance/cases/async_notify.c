@@ -378,12 +378,12 @@ PECS_CASE("Required.Fasync.Signal.NeedsOwnerAndAsync", "fasync,sampling,mmap,pol
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETSIG, (unsigned long)signo), 0);
 	PECS_CHECK_OK(t, pecs_ring_map(t, fd, 8, PROT_READ | PROT_WRITE, &r));
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, O_ASYNC), 0);
-	run_for(t, fd, 5 * MS);
+	run_for(t, fd, 40 * MS);
 	PECS_CHECK_EQ(t, pecs_poll(t, fd, POLLIN, 0), POLLIN, "samples were written");
 	PECS_CHECK_EQ(t, wait_signals(1, 100), 0, "O_ASYNC without an owner");
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETFL, 0), 0);
 	PECS_CHECK_EQ(t, pecs_fcntl(t, fd, F_SETOWN, (unsigned long)getpid()), 0);
-	run_for(t, fd, 5 * MS);
+	run_for(t, fd, 40 * MS);
 	PECS_CHECK_EQ(t, wait_signals(1, 100), 0, "an owner without O_ASYNC");
 }
 
