@@ -161,10 +161,12 @@ PECS_CASE("Required.Record.PidTask.MainThreadSamplesItsOwnClock", "mmap,sampling
 	sibling_burn(t, &s);
 	/* An implementation that samples from outside may write a little after the burn:
 	 * the worker's samples are awaited, and by then the main thread's are in too. */
-	worker_n = pecs_ring_wait(&worker_ring, PECS_RECORD_SAMPLE, (int)(BURN_NS / PERIOD_NS / 4),
+	/* A tenth: the kernel itself gave 7 and 11 of 50 with the cores busy (in the 6.1
+	 * guest, and under strace); the main thread's none is the point. */
+	worker_n = pecs_ring_wait(&worker_ring, PECS_RECORD_SAMPLE, (int)(BURN_NS / PERIOD_NS / 10),
 				  2000);
 	main_n = pecs_ring_count(&main_ring, PECS_RECORD_SAMPLE);
-	PECS_CHECK(t, worker_n >= (int)(BURN_NS / PERIOD_NS / 4),
+	PECS_CHECK(t, worker_n >= (int)(BURN_NS / PERIOD_NS / 10),
 		   "the burning thread's own event took %d samples of its %llu periods", worker_n,
 		   (unsigned long long)(BURN_NS / PERIOD_NS));
 	PECS_CHECK(t, main_n == 0,
