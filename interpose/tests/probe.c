@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,7 +258,8 @@ static void child_wait(void)
 	close(go[1]);
 }
 
-static volatile sig_atomic_t async_code, async_fd, async_band, async_seen;
+/* Atomic: the process's signal may be taken by any of its threads (the engine's too). */
+static _Atomic int async_code, async_fd, async_band, async_seen;
 
 static void on_async(int signo, siginfo_t *si, void *uc)
 {
@@ -265,7 +267,7 @@ static void on_async(int signo, siginfo_t *si, void *uc)
 	(void)uc;
 	async_code = si->si_code;
 	async_fd = si->si_fd;
-	async_band = (sig_atomic_t)si->si_band;
+	async_band = (int)si->si_band;
 	async_seen++;
 }
 
