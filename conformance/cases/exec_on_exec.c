@@ -278,11 +278,20 @@ PECS_CASE("Required.Exec.EnableOnExec.InheritedCopyTurnsOnAtItsExec", "pid.other
 PECS_CASE("Required.Exec.RemoveOnExec.InheritedCopyStopsAtItsExec", "pid.other",
 	  "EXEC-REMOVE-INHERITED-COPY")
 {
-	struct parent *p = parent_start(t);
+	struct parent *p;
 	struct span r, c;
-	int rm = open_kid(t, p->pid, PECS_SW_PAGE_FAULTS,
-			  PECS_ATTR_REMOVE_ON_EXEC | PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
-	int ctl = open_kid(t, p->pid, PECS_SW_PAGE_FAULTS, PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
+	int rm, ctl;
+
+#if defined(__SANITIZE_THREAD__)
+	/* The forked processes carry the TSan runtime, whose own faults (thousands, at
+	 * moments of its own) swamp the tens this compares: measured 4604 against 4503. */
+	PECS_ENV_SKIP(t, "a ThreadSanitizer runner's forked processes fault at the runtime's "
+		      "own moments, more than the exec's faults this compares");
+#endif
+	p = parent_start(t);
+	rm = open_kid(t, p->pid, PECS_SW_PAGE_FAULTS, PECS_ATTR_REMOVE_ON_EXEC | PECS_ATTR_INHERIT,
+		      PECS_ATTR_DISABLED);
+	ctl = open_kid(t, p->pid, PECS_SW_PAGE_FAULTS, PECS_ATTR_INHERIT, PECS_ATTR_DISABLED);
 
 	PECS_CHECK_OK(t, rm, "an inherit remove_on_exec event on the child %d", (int)p->pid);
 	PECS_CHECK_OK(t, ctl, "an enabled inherit event on the child %d", (int)p->pid);
