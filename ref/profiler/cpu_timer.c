@@ -2,9 +2,6 @@
 #include "cpu_timer.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,11 +13,6 @@
  * here besides the handler (the timer's interrupt, the signal frame, rearming), so
  * periods near Linux's shortest (10 us) would leave it a third of its CPU. */
 #define MIN_GAP_NS 20000ull
-/* How much CPU a thread must run without waiting before the wall-clock timer takes
- * over from the CPU-time one: more than a tick at HZ=250, and more than the bursts
- * between waits of a thread that waits often. CPU time, not wall time: a burst
- * preempted on a busy machine does not grow longer. */
-#define CALM_NS 5000000ull
 
 static int read_clock(clockid_t clock, uint64_t *ns)
 {
@@ -88,71 +80,33 @@ static long voluntary_switches(void)
 	return ru.ru_nvcsw;
 }
 
-/* Another thread's voluntary switches, from its status in /proc (the count getrusage()
- * reads for the thread itself); -1 when unknown. */
-static long thread_switches(pid_t tid)
-{
-	static const char key[] = "voluntary_ctxt_switches:";
-	char path[64], buf[2048];
-	const char *at;
-	ssize_t n;
-	int fd;
-
-	if (tid == (pid_t)syscall(SYS_gettid))
-		return voluntary_switches();
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	at = strstr(buf, key);
-	return at ? strtol(at + sizeof(key) - 1, NULL, 10) : -1;
-}
-
-/* Whether a thread's own clock stays with (or goes to) the CPU-time timer. A wall-clock
- * timer that fires while the thread waits ends its poll, nanosleep or epoll_wait with
- * EINTR, and nothing in user space can tell that the thread is about to wait; the
- * CPU-time timer cannot do that (its expiry is checked at the tick the thread is on a
- * CPU for and signalled by task work as the thread returns to user space). So a thread
- * that waited since the last arm (its voluntary switches grew), or whose switches are
- * unknown, gets the CPU-time timer, and only one that then ran CALM_NS of its CPU
- * without waiting gets the wall-clock one back. Updates where the stretch began. */
-static bool thread_stays_coarse(struct cpu_timer *t)
-{
-	if (t->take_switches < 0 || t->armed_switches < 0 ||
-	    t->take_switches != t->armed_switches) {
-		t->calm_from = t->take_clock;
-		return true;
-	}
-	return t->sleeping && t->take_clock - t->calm_from < CALM_NS;
-}
-
 /* After a take, on the target thread (whose switches getrusage() reads): arms the timer
- * that fits, the wall-clock one no sooner than not_before. A process clock goes to the
- * CPU-time timer when it did not move at all since the last arm. */
+ * that fits, the wall-clock one no sooner than not_before, unless the target went to
+ * sleep since the last arm without the clock getting to a multiple, told by its
+ * voluntary switches (a thread's own clock) or by a process clock that did not move at
+ * all. */
 static void arm(struct cpu_timer *t, uint64_t not_before)
 {
 	uint64_t now = t->take_clock, wall = t->take_wall;
 	uint64_t next = t->origin + (t->taken + 1) * t->period;
 	uint64_t left = next > now ? next - now : 1, speed = 1, at;
 	long switches = t->thread_clock ? voluntary_switches() : -1;
-	bool coarse;
+	bool asleep = false;
 
-	if (t->thread_clock)
-		coarse = thread_stays_coarse(t);
-	else
-		coarse = !t->take_reached && now == t->armed_clock;
+	if (!t->take_reached) {
+		if (t->thread_clock)
+			asleep = switches >= 0 && t->armed_switches >= 0 &&
+				 switches != t->armed_switches;
+		else
+			asleep = now == t->armed_clock;
+	}
 	/* A process clock runs up to rate times faster than wall time: as fast as it
 	 * ran since the last arm, within that bound. */
 	if (t->rate > 1 && wall > t->armed_wall && now > t->armed_clock) {
 		speed = (now - t->armed_clock) / (wall - t->armed_wall);
 		speed = speed < 1 ? 1 : speed > t->rate ? t->rate : speed;
 	}
-	if (coarse) {
+	if (asleep) {
 		if (!t->sleeping)
 			set_at(t->wall, 0);
 		set_at(t->cpu, next);
@@ -162,7 +116,7 @@ static void arm(struct cpu_timer *t, uint64_t not_before)
 		at = wall + (left + speed - 1) / speed;
 		set_at(t->wall, at > not_before ? at : not_before);
 	}
-	t->sleeping = coarse;
+	t->sleeping = asleep;
 	t->armed_clock = now;
 	t->armed_wall = wall;
 	t->armed_switches = switches;
@@ -179,7 +133,7 @@ int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint
 	t->clock = clock;
 	t->rate = rate;
 	t->thread_clock = rate == 1;
-	t->armed_switches = t->take_switches = -1;
+	t->armed_switches = -1;
 	atomic_init(&t->stopping, false);
 	atomic_init(&t->live, false);
 	ret = read_clock(clock, &t->origin);
@@ -194,11 +148,6 @@ int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint
 	t->have_cpu = true;
 	t->armed_clock = t->origin;
 	t->armed_wall = wall_now();
-	/* A thread that runs on from here without waiting gets the wall-clock timer at the
-	 * first tick past CALM_NS of its CPU, not a stretch later. */
-	if (t->thread_clock)
-		t->armed_switches = thread_switches(tid);
-	t->calm_from = t->origin;
 	/* Last: a handler treats a timer with period 0 as not set up. */
 	t->period = period;
 	return 0;
@@ -207,26 +156,16 @@ int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint
 int ref_cpu_timer_run(struct cpu_timer *t)
 {
 	struct itimerspec first;
-	timer_t id;
 
 	if (!t->period || !t->have_cpu)
 		return -EINVAL;
 	/* The handler's fields are the owner's until the release store: a signal of an
 	 * earlier run may land on the target thread at any moment and must take nothing
-	 * before it. A thread's own clock starts on the CPU-time timer (the thread may be
-	 * about to wait; thread_stays_coarse()); a process clock on the wall-clock one,
-	 * whose first period is a whole one of wall time away at the earliest. */
+	 * before it. The first period is a whole one of wall time away at the earliest. */
 	first.it_interval = (struct timespec){ 0, 0 };
-	if (t->thread_clock) {
-		first.it_value = timespec_of(t->origin + t->period);
-		id = t->cpu;
-		t->sleeping = true;
-	} else {
-		first.it_value = timespec_of(t->armed_wall + (t->period + t->rate - 1) / t->rate);
-		id = t->wall;
-	}
+	first.it_value = timespec_of(t->armed_wall + (t->period + t->rate - 1) / t->rate);
 	atomic_store_explicit(&t->live, true, memory_order_release);
-	if (timer_settime(id, TIMER_ABSTIME, &first, NULL) < 0)
+	if (timer_settime(t->wall, TIMER_ABSTIME, &first, NULL) < 0)
 		return -errno;
 	return 0;
 }
@@ -264,9 +203,6 @@ uint64_t ref_cpu_timer_take(struct cpu_timer *t, uint64_t wall, uint64_t *late)
 	}
 	t->take_clock = now;
 	t->take_wall = wall;
-	/* Read before the handler does anything: its own waits (the unwinder's locks) are
-	 * not the thread's. */
-	t->take_switches = t->thread_clock ? voluntary_switches() : -1;
 	t->take_thread_cpu = now;
 	if (!t->thread_clock && read_clock(CLOCK_THREAD_CPUTIME_ID, &t->take_thread_cpu) < 0)
 		t->take_thread_cpu = UINT64_MAX;

@@ -5,20 +5,20 @@
  * The kernel's own POSIX timers do the waiting, so no thread of ours wakes per period.
  * Two of them deliver signo with value to the target thread (SIGEV_THREAD_ID), one
  * armed at a time:
- * - a timer on the CPU-time clock itself. It cannot fire before the target has run to
- *   the next multiple, and never while the target waits: the kernel checks it at the
- *   scheduler tick the target is on a CPU for and signals it from task work as the
- *   target returns to user space, so no poll, nanosleep or epoll_wait ends in EINTR.
- *   But only at ticks (4 ms here: one signal per 40 periods of 100 us), and a signal
- *   gives one sample, the stack of its moment (sampler.c CATCH_UP_MAX);
  * - a wall-clock timer (CLOCK_MONOTONIC) for the moment the CPU-time clock can reach
  *   the next multiple at the earliest. While the target runs, it fires on time, as an
- *   hrtimer does. But one that expires while the target waits interrupts that wait
- *   once, as any signal does. So a thread's own clock starts on the CPU-time timer and
- *   gets the wall-clock one only once the thread has run a few ms of CPU without
- *   waiting; its first wait since goes back to the CPU-time timer. A thread that runs
- *   that long and then waits is interrupted once: docs/behaviours.md SAMPLER-TIMER
- *   keeps it as a divergence.
+ *   hrtimer does. The handler calls ref_cpu_timer_take(), which reads the clock and arms
+ *   the timer again: for the next multiple, or, when the target was preempted and has
+ *   not got there yet, for what is left;
+ * - a timer on the CPU-time clock itself, once the target has gone to sleep: it cannot
+ *   fire before the target has run to the next multiple, so a sleeping thread is not
+ *   woken again and again. Such timers expire on scheduler ticks only (4 ms here: one
+ *   signal per 40 periods of 100 us), which is why it only wakes the wall-clock timer.
+ *
+ * A wall-clock timer that expires while the target sleeps interrupts that sleep once,
+ * as any signal does (SA_RESTART restarts most calls; nanosleep, poll and the like
+ * return EINTR). docs/behaviours.md SAMPLER-TIMER keeps it as a divergence, and
+ * docs/pipeline-notes.md "Live sampler overhead" has the alternatives measured.
  *
  * Setting up is two steps so that the owner can publish the timer to its signal
  * handler between them: ref_cpu_timer_init() fills in every field the handler reads and
@@ -54,10 +54,7 @@ struct cpu_timer {
 	uint64_t armed_clock; /* the clock and wall time when a timer was last armed */
 	uint64_t armed_wall;
 	long armed_switches;  /* the target's voluntary switches then; -1 unknown */
-	long take_switches;   /* and as the last take began */
-	uint64_t calm_from;   /* the clock when the target last was seen to have waited */
-	bool sleeping;        /* the CPU-time timer is the armed one: the target waited
-			       * lately, or its clock is not moving */
+	bool sleeping;        /* the CPU-time timer is the armed one */
 	uint64_t take_clock, take_wall; /* what the last take() read, for the rearm */
 	uint64_t take_thread_cpu;       /* the target thread's CPU time then */
 	bool take_reached, take_pending;
@@ -67,7 +64,7 @@ struct cpu_timer {
  * errno. */
 int ref_cpu_timer_init(struct cpu_timer *t, clockid_t clock, unsigned rate, uint64_t period,
 		       pid_t tid, int signo, void *value);
-/* Arms the first period's timer (see above). 0 or a negative errno. */
+/* Arms the wall-clock timer for the first period. 0 or a negative errno. */
 int ref_cpu_timer_run(struct cpu_timer *t);
 /* From now on the handler arms nothing; a timer armed before may still fire once. */
 void ref_cpu_timer_stop(struct cpu_timer *t);
