@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/signal.h"
 #include "pecs/toolkit/breakpoint.h"
 #include "pecs/toolkit/ring.h"
 
@@ -139,9 +140,15 @@ static void on_trap(int signo, siginfo_t *si, void *uc)
 	traps++;
 }
 
-static void restore_trap(void *arg)
+/* A write breakpoint on watched that traps each write into on_trap(), for the case. */
+static void trap_on_writes(struct pecs_t *t, struct pecs_attr *a)
 {
-	sigaction(SIGTRAP, arg, NULL);
+	PECS_BP_REQUIRE_FIRING(t, PECS_BP_W);
+	pecs_catch_signal(t, SIGTRAP, on_trap);
+	pecs_bp_attr(t, a, PECS_BP_W, &watched, 8);
+	a->sample_period = 1;
+	a->flags |= PECS_ATTR_SIGTRAP | PECS_ATTR_REMOVE_ON_EXEC;
+	a->sig_data = SIG_DATA;
 }
 
 /* Each write traps before the next statement runs: the signal is sent on the way back
@@ -149,22 +156,10 @@ static void restore_trap(void *arg)
 PECS_CASE("Required.Breakpoint.Sigtrap.EachWriteTrapsWithTheAddress", "sampling",
 	  "BP-SIGTRAP-ADDR")
 {
-	static struct sigaction old;
-	struct sigaction sa;
 	struct pecs_attr a;
 	int fd;
 
-	PECS_BP_REQUIRE_FIRING(t, PECS_BP_W);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGTRAP, &sa, &old) < 0)
-		PECS_BROKEN(t, "sigaction(SIGTRAP) failed");
-	pecs_defer(t, restore_trap, &old);
-	pecs_bp_attr(t, &a, PECS_BP_W, &watched, 8);
-	a.sample_period = 1;
-	a.flags |= PECS_ATTR_SIGTRAP | PECS_ATTR_REMOVE_ON_EXEC;
-	a.sig_data = SIG_DATA;
+	trap_on_writes(t, &a);
 	fd = PECS_BP_OPEN(t, &a, 0, -1, -1);
 	traps = 0;
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
@@ -189,23 +184,11 @@ static volatile uint64_t moved_to __attribute__((aligned(8)));
 PECS_CASE("Required.Breakpoint.Sigtrap.FollowsModifyAttributes", "sampling",
 	  "BP-SIGTRAP-ADDR")
 {
-	static struct sigaction old;
-	struct sigaction sa;
 	struct pecs_attr a;
 	int fd;
 
-	PECS_BP_REQUIRE_FIRING(t, PECS_BP_W);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGTRAP, &sa, &old) < 0)
-		PECS_BROKEN(t, "sigaction(SIGTRAP) failed");
-	pecs_defer(t, restore_trap, &old);
-	pecs_bp_attr(t, &a, PECS_BP_W, &watched, 8);
-	a.sample_period = 1;
-	a.flags |= PECS_ATTR_SIGTRAP | PECS_ATTR_REMOVE_ON_EXEC;
+	trap_on_writes(t, &a);
 	a.flags &= ~PECS_ATTR_DISABLED;
-	a.sig_data = SIG_DATA;
 	fd = PECS_BP_OPEN(t, &a, 0, -1, -1);
 	traps = 0;
 	a.config1 = (uint64_t)(uintptr_t)&moved_to;

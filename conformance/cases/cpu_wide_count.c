@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "pecs/toolkit/cpu.h"
 #include "pecs/toolkit/event.h"
 #include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/safe.h"
@@ -28,32 +29,14 @@ static void needs_cpu_events(struct pecs_t *t)
 			      pecs_host(t)->paranoid);
 }
 
-static void restore_affinity(void *arg)
-{
-	sched_setaffinity(0, sizeof(cpu_set_t), arg);
-}
-
-/* 0 when the calling thread now runs on cpu only, else the errno. */
-static int pin_self(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) ? errno : 0;
-}
-
 /* The watched CPU: the last one. The caller's mask is given back after the case, and
  * the caller moves to CPU 0 when there are two. */
 static int watched_cpu(struct pecs_t *t)
 {
-	static cpu_set_t saved;
 	int cpu = pecs_host(t)->ncpus - 1, err;
 
-	if (sched_getaffinity(0, sizeof(saved), &saved))
-		PECS_ENV_SKIP(t, "this thread's CPU mask cannot be read: %s", strerror(errno));
-	pecs_defer(t, restore_affinity, &saved);
-	if (cpu > 0 && (err = pin_self(0)))
+	pecs_keep_affinity(t, NULL);
+	if (cpu > 0 && (err = pecs_pin_self(0)))
 		PECS_ENV_SKIP(t, "cannot pin this thread to CPU 0: %s", strerror(err));
 	return cpu;
 }
@@ -167,9 +150,9 @@ PECS_CASE("Required.CpuWide.Count.MovesOntoTheCpu", "counting,policy",
 	PECS_CHECK_OK(t, fd, "cpu-migrations on cpu %d", cpu);
 	PECS_CHECK_OK(t, pecs_ioctl(t, fd, PECS_IOC_ENABLE, 0));
 	for (int i = 0; i < MOVES; i++) {
-		err = pin_self(cpu);
+		err = pecs_pin_self(cpu);
 		if (!err)
-			err = pin_self(0);
+			err = pecs_pin_self(0);
 		if (err)
 			PECS_ENV_SKIP(t, "cannot move this thread between CPUs 0 and %d: %s", cpu,
 				      strerror(err));
@@ -202,11 +185,11 @@ PECS_CASE("Required.CpuWide.Count.UserOnlySchedulerCountersNone", "counting,poli
 	}
 	PECS_SAFE_SYS(t, getrusage(RUSAGE_THREAD, &before));
 	for (int i = 0; i < 20; i++) {
-		err = pin_self(cpu);
+		err = pecs_pin_self(cpu);
 		if (err)
 			PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(err));
 		nanosleep(&ms, NULL);
-		if (cpu > 0 && (err = pin_self(0)))
+		if (cpu > 0 && (err = pecs_pin_self(0)))
 			PECS_ENV_SKIP(t, "cannot pin this thread to CPU 0: %s", strerror(err));
 	}
 	PECS_SAFE_SYS(t, getrusage(RUSAGE_THREAD, &after));

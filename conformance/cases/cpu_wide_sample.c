@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/cpu.h"
 #include "pecs/toolkit/kid.h"
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/safe.h"
@@ -27,29 +28,18 @@
 /* The trailer of sample_id_all with these: {pid, tid}, time, {cpu, res}. */
 #define ID_TYPE (PECS_SAMPLE_TID | PECS_SAMPLE_TIME | PECS_SAMPLE_CPU)
 
-static void restore_affinity(void *arg)
-{
-	sched_setaffinity(0, sizeof(cpu_set_t), arg);
-}
-
 /* perf_allow_cpu(), then the watched CPU (the last); the caller moves to CPU 0. */
 static int setup(struct pecs_t *t)
 {
-	static cpu_set_t saved;
-	cpu_set_t zero;
-	int cpu = pecs_host(t)->ncpus - 1;
+	int cpu = pecs_host(t)->ncpus - 1, err;
 
 	if (!pecs_host(t)->privileged && pecs_host(t)->paranoid > 0)
 		PECS_ENV_SKIP(t, "cpu-wide events need CAP_PERFMON at perf_event_paranoid %d "
 			      "(perf_allow_cpu(), Open.PidCpu.CpuWideNeedsPrivilege)",
 			      pecs_host(t)->paranoid);
-	if (sched_getaffinity(0, sizeof(saved), &saved))
-		PECS_ENV_SKIP(t, "this thread's CPU mask cannot be read: %s", strerror(errno));
-	pecs_defer(t, restore_affinity, &saved);
-	CPU_ZERO(&zero);
-	CPU_SET(0, &zero);
-	if (cpu > 0 && sched_setaffinity(0, sizeof(zero), &zero))
-		PECS_ENV_SKIP(t, "cannot pin this thread to CPU 0: %s", strerror(errno));
+	pecs_keep_affinity(t, NULL);
+	if (cpu > 0 && (err = pecs_pin_self(0)))
+		PECS_ENV_SKIP(t, "cannot pin this thread to CPU 0: %s", strerror(err));
 	return cpu;
 }
 

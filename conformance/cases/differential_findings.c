@@ -11,6 +11,7 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 
+#include "pecs/toolkit/cpu.h"
 #include "pecs/toolkit/counting.h"
 #include "pecs/toolkit/wait.h"
 
@@ -68,11 +69,6 @@ PECS_CASE("Required.Ioctl.Vfs.GenericFileIoctlsAnswered", "", "IOC-VFS-GENERIC")
 	PECS_CHECK_EQ(t, pecs_read(t, fd, &v, sizeof(v)), (ssize_t)sizeof(v));
 }
 
-static void restore_affinity(void *arg)
-{
-	sched_setaffinity(0, sizeof(cpu_set_t), arg);
-}
-
 /* Pinned to its own CPU, the thread never runs on another: an event for it bound to that
  * other CPU is enabled (its task runs) but never running, so it counts nothing. The same
  * event bound to the thread's own CPU counts, as one with cpu -1 does.
@@ -83,24 +79,19 @@ static void restore_affinity(void *arg)
 PECS_CASE("Required.Read.Times.TaskEventOnAnotherCpuNeverRuns", "counting",
 	  "READ-TIMES-CPU-BOUND-TASK")
 {
-	static cpu_set_t saved;
-	cpu_set_t one;
+	cpu_set_t saved;
 	int n = pecs_host(t)->ncpus;
 	const uint64_t rf = PECS_FORMAT_TOTAL_TIME_ENABLED | PECS_FORMAT_TOTAL_TIME_RUNNING;
 	uint64_t other[3], own[3];
 
 	if (n < 2)
 		PECS_ENV_SKIP(t, "one CPU: no other CPU to bind the event to");
-	if (sched_getaffinity(0, sizeof(saved), &saved))
-		PECS_ENV_SKIP(t, "sched_getaffinity: %s", strerror(errno));
+	pecs_keep_affinity(t, &saved);
 	int cpu = sched_getcpu();
 	if (cpu < 0 || cpu >= n || !CPU_ISSET(cpu, &saved))
 		PECS_ENV_SKIP(t, "sched_getcpu gave %d, not an allowed CPU below %d", cpu, n);
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
+	if (pecs_pin_self(cpu))
 		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d", cpu);
-	pecs_defer(t, restore_affinity, &saved);
 	int elsewhere = cpu == 0 ? 1 : 0;
 
 	struct pecs_attr a;

@@ -11,16 +11,12 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "pecs/toolkit/cpu.h"
 #include "pecs/toolkit/event.h"
 #include "pecs/toolkit/ring.h"
 #include "pecs/toolkit/wait.h"
 
 #define ST (PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CPU)
-
-static void restore_affinity(void *arg)
-{
-	sched_setaffinity(0, sizeof(cpu_set_t), arg);
-}
 
 /* Samples of a task-clock sampler on this thread bound to cpu, over 30 ms of its CPU at
  * 1 ms: how many, and how many say another CPU than want_cpu. */
@@ -51,19 +47,15 @@ static void sample_on(struct pecs_t *t, int cpu, int want_cpu, int *samples, int
 PECS_CASE("Required.Record.Sample.BoundToAnotherCpuTakesNone", "mmap,sampling",
 	  "REC-SAMPLE-CPU-BOUND")
 {
-	static cpu_set_t saved;
-	cpu_set_t one;
-	int cpu = sched_getcpu(), other, samples, elsewhere;
+	int cpu = sched_getcpu(), other, samples, elsewhere, err;
 
 	if (pecs_host(t)->ncpus < 2)
 		PECS_ENV_SKIP(t, "one CPU: no other CPU to bind the event to");
-	if (cpu < 0 || sched_getaffinity(0, sizeof(saved), &saved))
-		PECS_ENV_SKIP(t, "this thread's CPU or mask cannot be read: %s", strerror(errno));
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(errno));
-	pecs_defer(t, restore_affinity, &saved);
+	if (cpu < 0)
+		PECS_ENV_SKIP(t, "this thread's CPU cannot be read: %s", strerror(errno));
+	pecs_keep_affinity(t, NULL);
+	if ((err = pecs_pin_self(cpu)))
+		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(err));
 	other = cpu == 0 ? 1 : 0;
 	sample_on(t, other, other, &samples, &elsewhere);
 	PECS_CHECK(t, samples == 0, "bound to CPU %d while the thread ran on CPU %d only: %d "

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "pecs/toolkit/cpu.h"
 #include "pecs/toolkit/ring.h"
 
 #define PERIOD_NS PECS_SAMPLER_PERIOD_NS /* the samplers' */
@@ -124,11 +125,6 @@ PECS_CASE("Required.Record.Sample.IdentifierIdStreamCpuPeriod", "mmap,sampling",
 	run_walk(t, fd, fd, 0, &w, check_ids);
 }
 
-static void restore_affinity(void *arg)
-{
-	sched_setaffinity(0, sizeof(cpu_set_t), arg);
-}
-
 static void check_pinned_cpu(struct pecs_t *t, struct walk *w, const struct pecs_parsed_sample *s)
 {
 	if (s->cpu != w->cpu || s->cpu_res != 0)
@@ -143,17 +139,15 @@ static void check_pinned_cpu(struct pecs_t *t, struct walk *w, const struct pecs
  * otherwise it moves to the last CPU it may run on. */
 PECS_CASE("Required.Record.Sample.CpuIsThePinnedCpu", "mmap,sampling", "REC-SAMPLE-CPU-PINNED")
 {
-	static cpu_set_t saved;
-	cpu_set_t one;
+	cpu_set_t saved;
 	const int n = pecs_host(t)->ncpus;
 	struct walk w = {.st = PECS_SAMPLE_IP | PECS_SAMPLE_TID | PECS_SAMPLE_CPU,
 			 .nr_members = 1};
-	int cpu, fd;
+	int cpu, fd, err;
 
 	if (n < 2)
 		PECS_ENV_SKIP(t, "one CPU: a pinned thread's samples would all say CPU 0");
-	if (sched_getaffinity(0, sizeof(saved), &saved))
-		PECS_ENV_SKIP(t, "sched_getaffinity: %s", strerror(errno));
+	pecs_keep_affinity(t, &saved);
 	cpu = sched_getcpu();
 	if (cpu <= 0 || cpu >= n || !CPU_ISSET(cpu, &saved)) {
 		for (cpu = n - 1; cpu > 0 && !CPU_ISSET(cpu, &saved); cpu--)
@@ -161,11 +155,8 @@ PECS_CASE("Required.Record.Sample.CpuIsThePinnedCpu", "mmap,sampling", "REC-SAMP
 		if (cpu == 0)
 			PECS_ENV_SKIP(t, "this thread may run on no CPU but 0 below %d", n);
 	}
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(errno));
-	pecs_defer(t, restore_affinity, &saved);
+	if ((err = pecs_pin_self(cpu)))
+		PECS_ENV_SKIP(t, "cannot pin this thread to CPU %d: %s", cpu, strerror(err));
 	w.cpu = (uint32_t)cpu;
 	fd = PECS_SAMPLER(t, .sample_type = w.st);
 	run_walk(t, fd, fd, 0, &w, check_pinned_cpu);

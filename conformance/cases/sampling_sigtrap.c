@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pecs/case.h"
+#include "pecs/toolkit/signal.h"
 #include "pecs/toolkit/wait.h"
 
 #define TRAP_PERF_CODE 6 /* TRAP_PERF, <asm-generic/siginfo.h> */
@@ -39,28 +40,16 @@ static void on_trap(int signo, siginfo_t *si, void *uc)
 	bad_tid += gettid() != sampled_tid;
 }
 
-static void restore_trap(void *arg)
-{
-	sigaction(SIGTRAP, arg, NULL);
-}
-
 PECS_CASE("Required.Sampling.Sigtrap.EachOverflowTrapsTheThread", "sampling",
 	  "SAMPLE-SIGTRAP")
 {
-	static struct sigaction old;
-	struct sigaction sa;
 	struct pecs_attr a;
 	int fd;
 
 	pecs_attr_sampling(t, &a, PECS_SW_TASK_CLOCK, 1000000, PECS_SAMPLE_IP);
 	a.flags |= PECS_ATTR_SIGTRAP | PECS_ATTR_REMOVE_ON_EXEC;
 	a.sig_data = SIG_DATA;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGTRAP, &sa, &old) < 0)
-		PECS_BROKEN(t, "sigaction(SIGTRAP) failed");
-	pecs_defer(t, restore_trap, &old);
+	pecs_catch_signal(t, SIGTRAP, on_trap);
 	traps = bad_code = bad_data = bad_type = bad_tid = 0;
 	sampled_tid = gettid();
 	fd = PECS_OPEN(t, &a, 0, -1, -1, 0);
