@@ -57,21 +57,13 @@ struct tally {
 	uint64_t cpu_ns, samples, period_sum, lost, throttles;
 };
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static volatile uint64_t sink;
 
 static __attribute__((noinline)) void burn(uint64_t cpu_ns)
 {
-	uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + cpu_ns, x = 1;
+	uint64_t end = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) + cpu_ns, x = 1;
 
-	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+	while (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		for (int i = 0; i < 20000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull + (x >> 29);
 	sink = x;
@@ -188,11 +180,11 @@ static void *thread_run(void *arg)
 		j->failed = 1;
 		return NULL;
 	}
-	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	side_ioctl(j->side, fd, PERF_EVENT_IOC_ENABLE);
 	burn(j->burn_ns);
 	side_ioctl(j->side, fd, PERF_EVENT_IOC_DISABLE);
-	j->t.cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	j->t.cpu_ns = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	count(map, &j->t);
 	side_close(j->side, fd, map);
 	return NULL;

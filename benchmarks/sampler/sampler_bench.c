@@ -43,14 +43,6 @@ static const uint64_t periods[NR_MODES] = { 0, 1000000, 1000000, 100000, 100000 
 static uint64_t sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			      PERF_SAMPLE_CALLCHAIN;
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static volatile uint64_t sink;
 
 /* The leaf: arithmetic the compiler cannot fold, unrolled so that the ip a sample
@@ -88,9 +80,9 @@ static uint64_t calibrate(unsigned ms)
 	uint64_t calls = 1000, t;
 
 	for (;;) {
-		t = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		t = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		loop(calls);
-		t = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t;
+		t = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t;
 		if (t >= 20000000u)
 			return (uint64_t)((double)calls * ms * 1e6 / (double)t);
 		calls *= 4;
@@ -170,13 +162,13 @@ static void run_kernel(uint64_t period, uint64_t calls, struct run *r)
 		perror("mmap");
 		exit(1);
 	}
-	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	loop(calls);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	r->thread = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
-	r->process = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
+	r->thread = (double)(bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
+	r->process = (double)(bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
 	count(map, r);
 	munmap(map, len);
 	close(fd);
@@ -207,13 +199,13 @@ static void run_ref(uint64_t period, uint64_t calls, struct run *r)
 	if (fd < 0 || ref_engine_mmap(e, fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &map) ||
 	    ref_profiler_attach_sampler(e, fd, NULL, PECS_STREAM_FXT))
 		abort();
-	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	ref_engine_ioctl(e, fd, PECS_IOC_ENABLE, 0);
 	loop(calls);
 	ref_engine_ioctl(e, fd, PECS_IOC_DISABLE, 0);
-	r->thread = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
-	r->process = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
+	r->thread = (double)(bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
+	r->process = (double)(bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
 	count(map, r);
 	ref_engine_munmap(e, map, len);
 	ref_engine_close(e, fd);
@@ -225,12 +217,12 @@ static void run_mode(enum mode m, uint64_t calls, struct run *r)
 	memset(r, 0, sizeof(*r));
 	switch (m) {
 	case NONE: {
-		uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		uint64_t p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		uint64_t t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 		loop(calls);
-		r->thread = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
-		r->process = (double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
+		r->thread = (double)(bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) * 1e-9;
+		r->process = (double)(bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0) * 1e-9;
 		break;
 	}
 	case KERNEL_1K:

@@ -334,32 +334,33 @@ PECS_CASE("Required.Fasync.Signal.PollHupWhenRefreshRunsOut", "fasync,sampling,i
 	PECS_CHECK_EQ(t, wait_signals(n + 1, 50), n, "signals after the event disabled itself");
 }
 
+/* The signal O_ASYNC sends at overflows with F_SETSIG setsig (0: none), caught as signo:
+ * each with code and band, and si_fd the event's when with_fd. */
+static void one_signal_kind(struct pecs_t *t, int signo, int setsig, int code, long band,
+			    int with_fd)
+{
+	int fd, n;
+
+	catch_signal(t, signo);
+	fd = async_sampler(t, setsig, 1);
+	run_for(t, fd, 40 * MS);
+	n = wait_signals(1, 2000);
+	PECS_CHECK(t, n >= 1, "no SIG%s", sigabbrev_np(signo));
+	check_each(t, n, signo, code, band, with_fd ? fd : 0);
+}
+
 /* Without F_SETSIG: SIGIO sent as SEND_SIG_PRIV, si_code SI_KERNEL and no band or fd. */
 PECS_CASE("Required.Fasync.Signal.PlainSigioWithoutSetsig", "fasync,sampling",
 	  "FASYNC-SIGNAL-SIGIO-PLAIN")
 {
-	int fd, n;
-
-	catch_signal(t, SIGIO);
-	fd = async_sampler(t, 0, 1);
-	run_for(t, fd, 40 * MS);
-	n = wait_signals(1, 2000);
-	PECS_CHECK(t, n >= 1, "no SIGIO");
-	check_each(t, n, SIGIO, SI_KERNEL, 0, 0);
+	one_signal_kind(t, SIGIO, 0, SI_KERNEL, 0, 0);
 }
 
 /* F_SETSIG SIGIO is not the default: the full siginfo, as for any other signal. */
 PECS_CASE("Required.Fasync.Signal.SetsigSigioFullInfo", "fasync,sampling",
 	  "FASYNC-SIGNAL-SETSIG")
 {
-	int fd, n;
-
-	catch_signal(t, SIGIO);
-	fd = async_sampler(t, SIGIO, 1);
-	run_for(t, fd, 40 * MS);
-	n = wait_signals(1, 2000);
-	PECS_CHECK(t, n >= 1, "no SIGIO");
-	check_each(t, n, SIGIO, POLL_IN, BAND_IN, fd);
+	one_signal_kind(t, SIGIO, SIGIO, POLL_IN, BAND_IN, 1);
 }
 
 /* A signal with si_codes of its own (SIGSYS's SYS_SECCOMP) gets SI_SIGIO instead of
@@ -367,14 +368,7 @@ PECS_CASE("Required.Fasync.Signal.SetsigSigioFullInfo", "fasync,sampling",
 PECS_CASE("Required.Fasync.Signal.SignalSpecificCodesSiSigio", "fasync,sampling",
 	  "FASYNC-SIGNAL-SETSIG")
 {
-	int fd, n;
-
-	catch_signal(t, SIGSYS);
-	fd = async_sampler(t, SIGSYS, 1);
-	run_for(t, fd, 40 * MS);
-	n = wait_signals(1, 2000);
-	PECS_CHECK(t, n >= 1, "no SIGSYS");
-	check_each(t, n, SIGSYS, SI_SIGIO, BAND_IN, fd);
+	one_signal_kind(t, SIGSYS, SIGSYS, SI_SIGIO, BAND_IN, 1);
 }
 
 /* O_ASYNC without an owner, or an owner without O_ASYNC, signals nobody. */

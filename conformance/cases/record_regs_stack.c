@@ -137,9 +137,8 @@ static int parse(const struct pecs_record_header *rec, uint64_t st, struct parse
 }
 
 /* Samples ~50 ms of this thread's CPU at 1 ms, spent in marked_loop(); check() judges
- * each sample. 50 ms, not fewer: an implementation may sample coarsely at first (ref's
- * live sampler waits for a scheduler tick on a busy machine: its first signal came after
- * 12 ms of CPU with six busy loops on two cores). */
+ * each sample. 50 ms: on a machine whose cores are busy, 20 ms once gave 2 samples, none
+ * in the loop. */
 static void sample_loop(struct pecs_t *t, uint64_t st, struct run *run,
 			void (*check)(const struct parsed *, struct run *))
 {

@@ -204,9 +204,8 @@ static void test_count_follows_cpu_time(void **state)
 	check_count(1000000);
 }
 
-/* A burst shorter than a tick right after enable: the CPU-time timer it starts on
- * (cpu_timer.h) fires at ticks only, so it may write none of it; every period is still
- * accounted for, as samples or, by the disable, as skipped. 2 ms at 100 us. */
+/* A burst shorter than a tick still gets its samples, and disable on the target thread
+ * catches up the periods the ticker had not signalled yet: 2 ms at 100 us. */
 static void test_short_burst(void **state)
 {
 	struct ref_profiler_session *s = new_session(NULL, 0);
@@ -224,12 +223,12 @@ static void test_short_burst(void **state)
 	assert_int_equal(ref_profiler_session_disable(s, &res), 0);
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	ref_profiler_session_free(s);
-	print_message("2 ms burst at 100 us: %d samples, %llu skipped, %llu ns of CPU\n",
-		      nr_kept, (unsigned long long)res.profiler.periods_skipped,
-		      (unsigned long long)cpu);
+	/* Periods a starved ticker left to the disable's catch-up beyond the last few are
+	 * skipped, not sampled; every one is still accounted for. */
 	accounted = (uint64_t)nr_kept + lost_total + res.profiler.periods_skipped;
 	assert_true(accounted >= 18);
 	assert_true(accounted <= cpu / 100000);
+	assert_true(nr_kept > 0);
 }
 
 static void test_refused_configurations(void **state)
